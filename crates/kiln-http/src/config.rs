@@ -1,0 +1,66 @@
+//! Limits and timeouts, each a named default that a deployment may change.
+
+use std::time::Duration;
+
+/// Longest request line (method, target, version) before `414 URI Too Long`.
+pub const MAX_REQUEST_LINE: usize = 8 * 1024;
+/// Largest request head (request line and every header) before
+/// `431 Request Header Fields Too Large`.
+pub const MAX_HEAD_BYTES: usize = 64 * 1024;
+/// Most header fields in one request before `431 Request Header Fields Too Large`.
+pub const MAX_HEADERS: usize = 100;
+/// Largest request body before `413 Content Too Large`.
+pub const MAX_BODY_BYTES: usize = 1024 * 1024;
+/// Time from a request's first byte until its head must be complete (`408`, then close).
+pub const HEADER_TIMEOUT: Duration = Duration::from_secs(10);
+/// Time an idle keep-alive connection is kept open waiting for its next request.
+pub const IDLE_TIMEOUT: Duration = Duration::from_secs(60);
+/// Time a request body may take to arrive once its head is read, and a response may
+/// take to be accepted by a client that stopped reading.
+pub const BODY_TIMEOUT: Duration = Duration::from_secs(30);
+/// Requests answered on one connection before it is closed.
+pub const MAX_REQUESTS_PER_CONNECTION: u64 = 1_000_000;
+/// Open connections one worker holds; further ones are accepted and closed at once.
+pub const MAX_CONNECTIONS_PER_WORKER: usize = 25_000;
+/// Time given to in-flight requests after SIGTERM or SIGINT before the process exits.
+pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
+
+/// Every limit and timeout of the connection engine. `Limits::default()` holds the
+/// constants of this module.
+#[derive(Debug, Clone)]
+pub struct Limits {
+    /// See [`MAX_REQUEST_LINE`].
+    pub max_request_line: usize,
+    /// See [`MAX_HEAD_BYTES`].
+    pub max_head_bytes: usize,
+    /// See [`MAX_HEADERS`].
+    pub max_headers: usize,
+    /// See [`MAX_BODY_BYTES`].
+    pub max_body_bytes: usize,
+    /// See [`HEADER_TIMEOUT`].
+    pub header_timeout: Duration,
+    /// See [`IDLE_TIMEOUT`].
+    pub idle_timeout: Duration,
+    /// See [`BODY_TIMEOUT`].
+    pub body_timeout: Duration,
+    /// See [`MAX_REQUESTS_PER_CONNECTION`].
+    pub max_requests_per_connection: u64,
+    /// See [`MAX_CONNECTIONS_PER_WORKER`].
+    pub max_connections_per_worker: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            max_request_line: MAX_REQUEST_LINE,
+            max_head_bytes: MAX_HEAD_BYTES,
+            max_headers: MAX_HEADERS,
+            max_body_bytes: MAX_BODY_BYTES,
+            header_timeout: HEADER_TIMEOUT,
+            idle_timeout: IDLE_TIMEOUT,
+            body_timeout: BODY_TIMEOUT,
+            max_requests_per_connection: MAX_REQUESTS_PER_CONNECTION,
+            max_connections_per_worker: MAX_CONNECTIONS_PER_WORKER,
+        }
+    }
+}

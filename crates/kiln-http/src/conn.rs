@@ -1,0 +1,381 @@
+//! One connection: read requests, call the service for each in order, encode every
+//! response into one write buffer, and write it once per batch (pipelining).
+
+use std::future::{Future, poll_fn};
+use std::io::{self, IoSlice};
+use std::mem;
+use std::net::SocketAddr;
+use std::panic::AssertUnwindSafe;
+use std::pin::pin;
+use std::rc::Rc;
+use std::task::Poll;
+
+use http::StatusCode;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+use tokio::time::{Instant, timeout_at};
+
+use crate::chunked::ChunkedDecoder;
+use crate::encode::{self, Delimit};
+use crate::parse::{self, Framing, Parsed, Rejection};
+use crate::request::{Request, Version};
+use crate::response::Body;
+use crate::service::Service;
+use crate::worker::{BusyGuard, ConnBufs, Worker};
+
+/// Responses buffered beyond this are written before the next pipelined request is
+/// answered, so a client that pipelines many large responses cannot make us buffer
+/// without bound.
+const FLUSH_THRESHOLD: usize = 64 * 1024;
+/// A body at least this large is written from where it lies rather than copied into
+/// the write buffer.
+const COPY_BODY_MAX: usize = 32 * 1024;
+/// Least free space offered to each read.
+const READ_CHUNK: usize = 4 * 1024;
+
+/// Why a connection stopped; each ends it, none is reported beyond it.
+enum Stop {
+    /// The peer closed, the keep-alive rules say close, or a limit or timeout struck.
+    Done,
+    Io,
+}
+
+impl From<io::Error> for Stop {
+    fn from(_: io::Error) -> Self {
+        Stop::Io
+    }
+}
+
+type Flow<T = ()> = Result<T, Stop>;
+
+/// Serves one accepted connection until it closes.
+pub(crate) async fn serve<S: Service>(stream: TcpStream, peer: SocketAddr, service: Rc<S>, worker: Rc<Worker>) {
+    let mut conn = Conn { stream, peer, worker, bufs: ConnBufs::default(), start: 0, served: 0 };
+    let _ = conn.run(&*service).await;
+    if conn.bufs.is_allocated() {
+        conn.worker.release(mem::take(&mut conn.bufs));
+    }
+}
+
+struct Conn {
+    stream: TcpStream,
+    peer: SocketAddr,
+    worker: Rc<Worker>,
+    bufs: ConnBufs,
+    /// Where the request being read begins in `bufs.read`.
+    start: usize,
+    served: u64,
+}
+
+impl Conn {
+    async fn run<S: Service>(&mut self, service: &S) -> Flow {
+        loop {
+            if self.start == self.bufs.read.len() {
+                self.flush().await?;
+                self.bufs.read.clear();
+                self.start = 0;
+                if self.worker.shutting_down.get() || !self.wait_idle().await? {
+                    return Ok(());
+                }
+            }
+            let worker = Rc::clone(&self.worker);
+            let _busy = BusyGuard::new(&worker);
+            if !self.serve_one(service).await? {
+                self.flush().await?;
+                return Ok(());
+            }
+            if self.bufs.write.len() > FLUSH_THRESHOLD {
+                self.flush().await?;
+            }
+        }
+    }
+
+    /// Waits for the next request's first bytes and reads them. Hands the buffers back
+    /// to the worker while waiting. `false`: the peer closed or stayed idle too long.
+    async fn wait_idle(&mut self) -> Flow<bool> {
+        let deadline = Instant::now() + self.worker.limits.idle_timeout;
+        let (stream, worker, bufs) = (&self.stream, &self.worker, &mut self.bufs);
+        let ready = poll_fn(|cx| match stream.poll_read_ready(cx) {
+            Poll::Pending => {
+                if bufs.is_allocated() {
+                    worker.release(mem::take(bufs));
+                }
+                Poll::Pending
+            }
+            ready => ready,
+        });
+        match timeout_at(deadline, ready).await {
+            Ok(ready) => ready?,
+            Err(_) => return Ok(false),
+        }
+        if !self.bufs.is_allocated() {
+            self.bufs = self.worker.acquire();
+        }
+        self.fill(None).await
+    }
+
+    /// Reads more bytes after what is buffered. `false`: the peer closed.
+    async fn fill(&mut self, deadline: Option<Instant>) -> Flow<bool> {
+        if self.start > 0 {
+            self.bufs.read.drain(..self.start);
+            self.start = 0;
+        }
+        self.bufs.read.reserve(READ_CHUNK);
+        let read = self.stream.read_buf(&mut self.bufs.read);
+        let n = match deadline {
+            None => read.await?,
+            Some(d) => match timeout_at(d, read).await {
+                Ok(n) => n?,
+                Err(_) => return Err(Stop::Done),
+            },
+        };
+        Ok(n > 0)
+    }
+
+    /// Reads, answers and encodes one request. `false`: close after flushing.
+    async fn serve_one<S: Service>(&mut self, service: &S) -> Flow<bool> {
+        let parsed = match self.read_head().await? {
+            Ok(parsed) => parsed,
+            Err(rejection) => return self.refuse(rejection).await,
+        };
+        let body_len = match self.read_body(&parsed).await? {
+            Ok(len) => len,
+            Err(rejection) => return self.refuse(rejection).await,
+        };
+        let keep_alive = self.answer(service, &parsed, body_len).await;
+        let consumed = parsed.len + body_len;
+        self.start += consumed;
+        self.served += 1;
+        let keep_alive = keep_alive && self.served < self.worker.limits.max_requests_per_connection;
+        self.write_response(&parsed, keep_alive).await?;
+        Ok(keep_alive)
+    }
+
+    /// Parses the head at `start`, reading more until it is complete.
+    async fn read_head(&mut self) -> Flow<Result<Parsed, Rejection>> {
+        let mut deadline = None;
+        loop {
+            let buf = &self.bufs.read[self.start..];
+            if !buf.is_empty() {
+                match parse::parse_head(buf, &self.worker.limits, &mut self.bufs.head) {
+                    Ok(Some(parsed)) => return Ok(Ok(parsed)),
+                    Ok(None) => {}
+                    Err(rejection) => return Ok(Err(rejection)),
+                }
+            }
+            // The head is incomplete: answer what is buffered before waiting, since the
+            // client may be waiting for those answers.
+            self.flush().await?;
+            let d = *deadline.get_or_insert_with(|| Instant::now() + self.worker.limits.header_timeout);
+            match self.fill_until(d).await? {
+                Some(true) => {}
+                Some(false) => return Err(Stop::Done),
+                None if self.bufs.read.len() > self.start => {
+                    let timeout = Rejection { status: StatusCode::REQUEST_TIMEOUT, reason: "request head not received in time" };
+                    return Ok(Err(timeout));
+                }
+                None => return Err(Stop::Done),
+            }
+        }
+    }
+
+    /// Like `fill`, but a timeout is `None` instead of ending the connection, so that
+    /// the caller can answer 408 first.
+    async fn fill_until(&mut self, deadline: Instant) -> Flow<Option<bool>> {
+        if self.start > 0 {
+            self.bufs.read.drain(..self.start);
+            self.start = 0;
+        }
+        self.bufs.read.reserve(READ_CHUNK);
+        match timeout_at(deadline, self.stream.read_buf(&mut self.bufs.read)).await {
+            Ok(n) => Ok(Some(n? > 0)),
+            Err(_) => Ok(None),
+        }
+    }
+
+    /// Reads the whole body of the request whose head is at `start`. Returns how many
+    /// raw bytes after the head belong to it (a chunked body is decoded into
+    /// `bufs.chunked_body` and its raw bytes removed, so that is 0).
+    async fn read_body(&mut self, parsed: &Parsed) -> Flow<Result<usize, Rejection>> {
+        let limits = &self.worker.limits;
+        let deadline = Instant::now() + limits.body_timeout;
+        let mut continue_sent = false;
+        match parsed.framing {
+            Framing::Empty => Ok(Ok(0)),
+            Framing::Length(n) => {
+                let need = parsed.len + n as usize;
+                while self.bufs.read.len() - self.start < need {
+                    self.send_continue(parsed, &mut continue_sent).await?;
+                    let have = self.bufs.read.len() - self.start;
+                    self.bufs.read.reserve(need - have);
+                    if !self.fill(Some(deadline)).await? {
+                        return Err(Stop::Done);
+                    }
+                }
+                Ok(Ok(n as usize))
+            }
+            Framing::Chunked => {
+                let max_body = limits.max_body_bytes;
+                let mut decoder = ChunkedDecoder::new();
+                self.bufs.chunked_body.clear();
+                loop {
+                    let at = self.start + parsed.len;
+                    let used = match decoder.decode(&self.bufs.read[at..], &mut self.bufs.chunked_body, max_body) {
+                        Ok(used) => used,
+                        Err(rejection) => return Ok(Err(rejection)),
+                    };
+                    self.bufs.read.drain(at..at + used);
+                    if decoder.is_done() {
+                        return Ok(Ok(0));
+                    }
+                    self.send_continue(parsed, &mut continue_sent).await?;
+                    if !self.fill(Some(deadline)).await? {
+                        return Err(Stop::Done);
+                    }
+                }
+            }
+        }
+    }
+
+    /// RFC 9110 §10.1.1: tell a client that waits for it to send the body.
+    async fn send_continue(&mut self, parsed: &Parsed, sent: &mut bool) -> Flow {
+        if parsed.expect_continue && !*sent {
+            *sent = true;
+            self.bufs.write.extend_from_slice(b"HTTP/1.1 100 Continue\r\n\r\n");
+        }
+        self.flush().await
+    }
+
+    /// Calls the service for the request at `start`; the response is left in
+    /// `bufs.res`. Returns whether the connection may stay open.
+    async fn answer<S: Service>(&mut self, service: &S, parsed: &Parsed, body_len: usize) -> bool {
+        let ConnBufs { read, chunked_body, head, res, .. } = &mut self.bufs;
+        let buf = &read[self.start..];
+        let body = match parsed.framing {
+            Framing::Chunked => &chunked_body[..],
+            _ => &buf[parsed.len..parsed.len + body_len],
+        };
+        let req = Request { buf, head, body, peer: self.peer };
+        res.clear();
+        // A panicking handler costs its request a 500, not the worker: the body has been
+        // read, so the connection is still in step and may go on.
+        let outcome = {
+            let mut call = pin!(service.call(req, res));
+            poll_fn(|cx| match std::panic::catch_unwind(AssertUnwindSafe(|| call.as_mut().poll(cx))) {
+                Ok(Poll::Ready(())) => Poll::Ready(true),
+                Ok(Poll::Pending) => Poll::Pending,
+                Err(_) => Poll::Ready(false),
+            })
+            .await
+        };
+        if !outcome {
+            encode::error_response(res, StatusCode::INTERNAL_SERVER_ERROR, "internal server error");
+        }
+        parsed.keep_alive && !res.close && !self.worker.shutting_down.get()
+    }
+
+    /// Encodes `bufs.res` and writes what cannot wait in the write buffer.
+    async fn write_response(&mut self, parsed: &Parsed, keep_alive: bool) -> Flow {
+        let version = self.bufs.head.version.unwrap_or(Version::Http11);
+        let delimit = encode::delimit(&self.bufs.res, version);
+        let keep_alive = keep_alive && delimit != Delimit::Close;
+        let date = self.worker.date();
+        encode::encode_head(&mut self.bufs.write, &self.bufs.res, &date, delimit, keep_alive, version);
+        if parsed.is_head || delimit == Delimit::None {
+            self.bufs.res.body = Body::Buffer;
+            return Ok(());
+        }
+        if let Some(bytes) = encode::body_bytes(&self.bufs.res) {
+            if bytes.len() < COPY_BODY_MAX {
+                self.bufs.write.extend_from_slice(bytes);
+                return Ok(());
+            }
+            let deadline = Instant::now() + self.worker.limits.body_timeout;
+            let result = timeout_at(deadline, write_two(&mut self.stream, &self.bufs.write, bytes)).await;
+            self.bufs.write.clear();
+            return match result {
+                Ok(r) => Ok(r?),
+                Err(_) => Err(Stop::Done),
+            };
+        }
+        match mem::replace(&mut self.bufs.res.body, Body::Buffer) {
+            Body::File { file, offset, len } => {
+                self.flush().await?;
+                let deadline = Instant::now() + self.worker.limits.body_timeout;
+                match timeout_at(deadline, crate::sendfile::send_file(&self.stream, &file, offset, len)).await {
+                    Ok(r) => r?,
+                    Err(_) => return Err(Stop::Done),
+                }
+            }
+            Body::Stream(mut stream) => {
+                let chunked = delimit == Delimit::Chunked;
+                while let Some(chunk) = poll_fn(|cx| stream.as_mut().poll_next(cx)).await {
+                    let chunk = chunk?;
+                    if chunk.is_empty() {
+                        continue;
+                    }
+                    if chunked {
+                        let w = &mut self.bufs.write;
+                        w.extend_from_slice(format!("{:x}\r\n", chunk.len()).as_bytes());
+                        w.extend_from_slice(&chunk);
+                        w.extend_from_slice(b"\r\n");
+                    } else {
+                        self.bufs.write.extend_from_slice(&chunk);
+                    }
+                    if self.bufs.write.len() >= FLUSH_THRESHOLD {
+                        self.flush().await?;
+                    }
+                }
+                if chunked {
+                    self.bufs.write.extend_from_slice(b"0\r\n\r\n");
+                }
+            }
+            Body::Buffer | Body::Static(_) | Body::Bytes(_) => {}
+        }
+        Ok(())
+    }
+
+    /// Answers a refused request and ends the connection: whatever follows a bad head
+    /// (a smuggled request, say) is never read.
+    async fn refuse(&mut self, rejection: Rejection) -> Flow<bool> {
+        let version = self.bufs.head.version.unwrap_or(Version::Http11);
+        encode::error_response(&mut self.bufs.res, rejection.status, rejection.reason);
+        let delimit = encode::delimit(&self.bufs.res, version);
+        let date = self.worker.date();
+        encode::encode_head(&mut self.bufs.write, &self.bufs.res, &date, delimit, false, version);
+        self.bufs.write.extend_from_slice(&self.bufs.res.buffer);
+        self.flush().await?;
+        // Read-side leftovers are dropped with the connection; shut down the write side
+        // cleanly so the client sees the whole answer before the close.
+        let _ = self.stream.shutdown().await;
+        Ok(false)
+    }
+
+    /// Writes the write buffer out, within the body timeout.
+    async fn flush(&mut self) -> Flow {
+        if self.bufs.write.is_empty() {
+            return Ok(());
+        }
+        let deadline = Instant::now() + self.worker.limits.body_timeout;
+        let result = timeout_at(deadline, self.stream.write_all(&self.bufs.write)).await;
+        self.bufs.write.clear();
+        match result {
+            Ok(r) => Ok(r?),
+            Err(_) => Err(Stop::Done),
+        }
+    }
+}
+
+/// Writes `a` then `b` with as few system calls as the socket allows.
+async fn write_two(stream: &mut TcpStream, mut a: &[u8], mut b: &[u8]) -> io::Result<()> {
+    while !a.is_empty() {
+        let n = stream.write_vectored(&[IoSlice::new(a), IoSlice::new(b)]).await?;
+        if n == 0 {
+            return Err(io::ErrorKind::WriteZero.into());
+        }
+        let from_a = n.min(a.len());
+        a = &a[from_a..];
+        b = &b[n - from_a..];
+    }
+    stream.write_all(b).await
+}

@@ -1,0 +1,57 @@
+//! kiln's HTTP/1.1 connection engine and thread-per-core server runtime.
+//!
+//! - One worker thread per core, each with its own current-thread tokio runtime and
+//!   `SO_REUSEPORT` listener; a service is built per worker, so it may be `!Send`.
+//! - Request heads parsed in place with `httparse`, strict RFC 9112 framing: every
+//!   malformed request gets a clear 4xx and the connection is closed.
+//! - Pipelining: every complete request in a read is answered in order, and the
+//!   responses leave in one write.
+//! - Bodies by `Content-Length` or chunked, read whole (up to a limit) before the
+//!   service runs; responses from memory, from a file with `sendfile(2)`, or streamed
+//!   chunked.
+//! - Named, configurable [limits](Limits) and timeouts; a panicking service costs one
+//!   `500`; graceful shutdown on SIGTERM and SIGINT.
+//!
+//! This crate knows nothing of routing or HTML; the `kiln` framework builds on it.
+//!
+//! ```no_run
+//! use kiln_http::{service_fn, Request, Response, Server};
+//!
+//! fn pong(req: Request<'_>, res: &mut Response) {
+//!     if req.path() == "/pong" {
+//!         res.set_content_type("text/plain");
+//!         res.set_body_static(b"PONG");
+//!     } else {
+//!         res.set_status(kiln_http::StatusCode::NOT_FOUND);
+//!     }
+//! }
+//!
+//! let server = Server::new().workers(1).serve(|_| service_fn(pong)).unwrap();
+//! server.run_until_signal().unwrap();
+//! ```
+
+mod chunked;
+mod config;
+mod conn;
+mod encode;
+mod error;
+mod parse;
+mod request;
+mod response;
+mod sendfile;
+mod server;
+mod service;
+mod worker;
+
+pub use bytes::Bytes;
+pub use chunked::{MAX_CHUNK_EXTENSIONS, MAX_TRAILER_BYTES};
+pub use config::{
+    BODY_TIMEOUT, HEADER_TIMEOUT, IDLE_TIMEOUT, Limits, MAX_BODY_BYTES, MAX_CONNECTIONS_PER_WORKER, MAX_HEAD_BYTES,
+    MAX_HEADERS, MAX_REQUEST_LINE, MAX_REQUESTS_PER_CONNECTION, SHUTDOWN_GRACE,
+};
+pub use error::Error;
+pub use http::{Method, StatusCode};
+pub use request::{Request, Version};
+pub use response::{BodyStream, InvalidHeader, Response};
+pub use server::{Server, ServerHandle};
+pub use service::{Service, ServiceFn, service_fn};

@@ -1,0 +1,369 @@
+//! Request heads: `httparse` does the tokenising, this module applies RFC 9112's
+//! framing rules on top and decides how the body is delimited.
+
+use std::mem::MaybeUninit;
+
+use http::StatusCode;
+
+use crate::config::Limits;
+use crate::request::{Head, HeaderSpan, Version};
+
+/// Header slots reserved on the stack per parse; `Limits::max_headers` is capped to it.
+const HEADER_SLOTS: usize = 256;
+
+/// How the body of a request is delimited (RFC 9112 §6.3).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Framing {
+    /// No body.
+    Empty,
+    /// Exactly this many bytes follow the head.
+    Length(u64),
+    /// Chunked transfer coding.
+    Chunked,
+}
+
+/// A complete, valid head.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Parsed {
+    /// Bytes of the head, including the empty line that ends it.
+    pub(crate) len: usize,
+    pub(crate) framing: Framing,
+    /// Whether the connection may carry another request after this one.
+    pub(crate) keep_alive: bool,
+    /// The client sent `Expect: 100-continue`.
+    pub(crate) expect_continue: bool,
+    /// The method is `HEAD`: the response carries no body.
+    pub(crate) is_head: bool,
+}
+
+/// A head that must be refused: the status to answer with and why. The connection is
+/// closed after the answer, since what follows the bad head cannot be trusted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Rejection {
+    pub(crate) status: StatusCode,
+    pub(crate) reason: &'static str,
+}
+
+const fn reject(status: StatusCode, reason: &'static str) -> Rejection {
+    Rejection { status, reason }
+}
+
+const BAD: StatusCode = StatusCode::BAD_REQUEST;
+
+/// Parses the head at the start of `buf` into `head` (offsets relative to `buf`).
+/// `Ok(None)` means the head is not complete yet and is still within the limits.
+pub(crate) fn parse_head(buf: &[u8], limits: &Limits, head: &mut Head) -> Result<Option<Parsed>, Rejection> {
+    check_request_line_length(buf, limits.max_request_line)?;
+
+    let mut slots = [const { MaybeUninit::<httparse::Header<'_>>::uninit() }; HEADER_SLOTS];
+    let slots = &mut slots[..limits.max_headers.min(HEADER_SLOTS)];
+    let mut req = httparse::Request::new(&mut []);
+    let status = httparse::ParserConfig::default().parse_request_with_uninit_headers(&mut req, buf, slots);
+    let len = match status {
+        Ok(httparse::Status::Complete(len)) => len,
+        Ok(httparse::Status::Partial) => {
+            if buf.len() > limits.max_head_bytes {
+                return Err(reject(StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE, "request head too large"));
+            }
+            return Ok(None);
+        }
+        Err(e) => return Err(rejection_for(e, buf)),
+    };
+    if len > limits.max_head_bytes {
+        return Err(reject(StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE, "request head too large"));
+    }
+
+    let base = buf.as_ptr() as usize;
+    let span = |s: &[u8]| {
+        let start = (s.as_ptr() as usize - base) as u32;
+        start..start + s.len() as u32
+    };
+    let method = req.method.unwrap_or_default();
+    let target = req.path.unwrap_or_default();
+    let version = if req.version == Some(0) { Version::Http10 } else { Version::Http11 };
+    if target.is_empty() {
+        return Err(reject(BAD, "empty request target"));
+    }
+    head.method = span(method.as_bytes());
+    head.target = span(target.as_bytes());
+    head.version = Some(version);
+    head.headers.clear();
+
+    let mut hosts = 0u32;
+    let mut content_length: Option<u64> = None;
+    let mut chunked = false;
+    let mut has_te = false;
+    let mut unknown_coding = false;
+    let mut compressed = false;
+    let mut close = false;
+    let mut keep_alive_token = false;
+    let mut expect_continue = false;
+
+    for h in req.headers.iter() {
+        head.headers.push(HeaderSpan { name: span(h.name.as_bytes()), value: span(h.value) });
+        let name = h.name.as_bytes();
+        let value = h.value;
+        if value.iter().any(|&b| b == 0 || b == b'\r' || b == b'\n') {
+            return Err(reject(BAD, "invalid byte in header value"));
+        }
+        if name.eq_ignore_ascii_case(b"host") {
+            hosts += 1;
+        } else if name.eq_ignore_ascii_case(b"content-length") {
+            let n = parse_content_length(value)?;
+            if content_length.is_some_and(|prev| prev != n) {
+                return Err(reject(BAD, "conflicting Content-Length headers"));
+            }
+            content_length = Some(n);
+        } else if name.eq_ignore_ascii_case(b"transfer-encoding") {
+            has_te = true;
+            // RFC 9112 §6.1: chunked must be the final coding, and appear once.
+            for coding in list_items(value) {
+                if chunked {
+                    return Err(reject(BAD, "chunked must be the final transfer coding"));
+                }
+                if coding.eq_ignore_ascii_case(b"chunked") {
+                    chunked = true;
+                } else if is_known_coding(coding) {
+                    // gzip, deflate, compress: registered, but kiln does not decode them.
+                    compressed = true;
+                } else {
+                    unknown_coding = true;
+                }
+            }
+        } else if name.eq_ignore_ascii_case(b"connection") {
+            for token in list_items(value) {
+                if token.eq_ignore_ascii_case(b"close") {
+                    close = true;
+                } else if token.eq_ignore_ascii_case(b"keep-alive") {
+                    keep_alive_token = true;
+                }
+            }
+        } else if name.eq_ignore_ascii_case(b"expect") {
+            if value.eq_ignore_ascii_case(b"100-continue") {
+                expect_continue = true;
+            } else {
+                return Err(reject(StatusCode::EXPECTATION_FAILED, "unsupported expectation"));
+            }
+        }
+    }
+
+    // RFC 9112 §3.2: a 1.1 request carries exactly one Host.
+    if version == Version::Http11 && hosts != 1 {
+        let why = if hosts == 0 { "missing Host header" } else { "more than one Host header" };
+        return Err(reject(BAD, why));
+    }
+    if hosts > 1 {
+        return Err(reject(BAD, "more than one Host header"));
+    }
+    let framing = if has_te {
+        // RFC 9112 §6.1: Transfer-Encoding with Content-Length is a smuggling attempt;
+        // an HTTP/1.0 sender cannot use transfer codings at all.
+        if content_length.is_some() {
+            return Err(reject(BAD, "both Transfer-Encoding and Content-Length"));
+        }
+        if version == Version::Http10 {
+            return Err(reject(BAD, "Transfer-Encoding in an HTTP/1.0 request"));
+        }
+        if unknown_coding {
+            return Err(reject(StatusCode::NOT_IMPLEMENTED, "unknown transfer coding"));
+        }
+        if !chunked {
+            // RFC 9112 §6.3: a request whose final coding is not chunked has no
+            // determinable length.
+            return Err(reject(BAD, "final transfer coding is not chunked"));
+        }
+        if compressed {
+            return Err(reject(StatusCode::NOT_IMPLEMENTED, "unsupported transfer coding"));
+        }
+        Framing::Chunked
+    } else {
+        match content_length {
+            None | Some(0) => Framing::Empty,
+            Some(n) => Framing::Length(n),
+        }
+    };
+    if let Framing::Length(n) = framing
+        && n > limits.max_body_bytes as u64
+    {
+        return Err(reject(StatusCode::PAYLOAD_TOO_LARGE, "request body too large"));
+    }
+
+    let keep_alive = match version {
+        Version::Http11 => !close,
+        Version::Http10 => keep_alive_token && !close,
+    };
+    Ok(Some(Parsed { len, framing, keep_alive, expect_continue, is_head: method == "HEAD" }))
+}
+
+fn is_known_coding(coding: &[u8]) -> bool {
+    [&b"gzip"[..], b"x-gzip", b"deflate", b"compress", b"x-compress"].iter().any(|k| coding.eq_ignore_ascii_case(k))
+}
+
+/// RFC 9110 §8.6: `Content-Length = 1*DIGIT`; no sign, no spaces, no hex.
+fn parse_content_length(value: &[u8]) -> Result<u64, Rejection> {
+    if value.is_empty() || !value.iter().all(u8::is_ascii_digit) {
+        return Err(reject(BAD, "invalid Content-Length"));
+    }
+    value.iter().try_fold(0u64, |n, &d| n.checked_mul(10)?.checked_add(u64::from(d - b'0'))).ok_or(reject(BAD, "Content-Length overflows"))
+}
+
+/// The items of a comma-separated header list, trimmed, empty ones skipped.
+fn list_items(value: &[u8]) -> impl Iterator<Item = &[u8]> {
+    value.split(|&b| b == b',').map(<[u8]>::trim_ascii).filter(|s| !s.is_empty())
+}
+
+/// RFC 9112 §3: a request line longer than the limit gets 414 even before it ends.
+fn check_request_line_length(buf: &[u8], max: usize) -> Result<(), Rejection> {
+    let window = &buf[..buf.len().min(max + 2)];
+    match window.iter().position(|&b| b == b'\n') {
+        Some(end) if end <= max + 1 => Ok(()),
+        None if buf.len() <= max => Ok(()),
+        _ => Err(reject(StatusCode::URI_TOO_LONG, "request line too long")),
+    }
+}
+
+fn rejection_for(e: httparse::Error, buf: &[u8]) -> Rejection {
+    match e {
+        httparse::Error::TooManyHeaders => reject(StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE, "too many header fields"),
+        httparse::Error::Version if names_other_http_version(buf) => {
+            reject(StatusCode::HTTP_VERSION_NOT_SUPPORTED, "HTTP version not supported")
+        }
+        httparse::Error::Version => reject(BAD, "malformed request line"),
+        httparse::Error::Token => reject(BAD, "invalid request target"),
+        httparse::Error::HeaderName => reject(BAD, "invalid header name"),
+        httparse::Error::HeaderValue => reject(BAD, "invalid header value"),
+        httparse::Error::NewLine => reject(BAD, "invalid line ending"),
+        httparse::Error::Status => reject(BAD, "malformed request"),
+    }
+}
+
+/// Whether the request line ends in a well-formed `HTTP/x.y` other than 1.0 and 1.1,
+/// which deserves 505 rather than 400 (RFC 9110 §15.6.6).
+fn names_other_http_version(buf: &[u8]) -> bool {
+    let line_end = buf.iter().position(|&b| b == b'\n').unwrap_or(buf.len());
+    let line = buf[..line_end].strip_suffix(b"\r").unwrap_or(&buf[..line_end]);
+    let parts: Vec<&[u8]> = line.split(|&b| b == b' ').collect();
+    let [_, _, version] = parts[..] else { return false };
+    matches!(version, [b'H', b'T', b'T', b'P', b'/', major, b'.', minor] if major.is_ascii_digit() && minor.is_ascii_digit())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(raw: &[u8]) -> Result<Option<Parsed>, Rejection> {
+        parse_head(raw, &Limits::default(), &mut Head::default())
+    }
+
+    fn status_of(raw: &[u8]) -> u16 {
+        match parse(raw) {
+            Err(r) => r.status.as_u16(),
+            Ok(Some(_)) => 200,
+            Ok(None) => 0,
+        }
+    }
+
+    #[test]
+    fn simple_get_is_complete_and_keeps_alive() {
+        let p = parse(b"GET /pong HTTP/1.1\r\nHost: x\r\n\r\n").unwrap().unwrap();
+        assert_eq!(p.len, 31);
+        assert_eq!(p.framing, Framing::Empty);
+        assert!(p.keep_alive);
+        assert!(!p.is_head);
+    }
+
+    #[test]
+    fn partial_head_asks_for_more() {
+        assert_eq!(parse(b"GET /pong HTTP/1.1\r\nHost: x\r\n").unwrap(), None);
+        assert_eq!(parse(b"GE").unwrap(), None);
+    }
+
+    #[test]
+    fn offsets_point_into_the_buffer() {
+        let raw = b"POST /a?b=c HTTP/1.1\r\nHost: h\r\nContent-Length: 3\r\n\r\nabc";
+        let mut head = Head::default();
+        let p = parse_head(raw, &Limits::default(), &mut head).unwrap().unwrap();
+        assert_eq!(&raw[head.method.start as usize..head.method.end as usize], b"POST");
+        assert_eq!(&raw[head.target.start as usize..head.target.end as usize], b"/a?b=c");
+        assert_eq!(head.headers.len(), 2);
+        assert_eq!(p.framing, Framing::Length(3));
+    }
+
+    #[test]
+    fn keep_alive_follows_version_rules() {
+        let cases: &[(&[u8], bool)] = &[
+            (b"GET / HTTP/1.1\r\nHost: x\r\n\r\n", true),
+            (b"GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", false),
+            (b"GET / HTTP/1.1\r\nHost: x\r\nConnection: Keep-Alive, Close\r\n\r\n", false),
+            (b"GET / HTTP/1.0\r\n\r\n", false),
+            (b"GET / HTTP/1.0\r\nConnection: keep-alive\r\n\r\n", true),
+        ];
+        for (raw, keep) in cases {
+            assert_eq!(parse(raw).unwrap().unwrap().keep_alive, *keep, "{}", String::from_utf8_lossy(raw));
+        }
+    }
+
+    #[test]
+    fn framing_rules_from_rfc_9112() {
+        let cases: &[(&[u8], u16)] = &[
+            (b"POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n", 400),
+            (b"POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip\r\n\r\n", 400),
+            (b"POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked, gzip\r\n\r\n", 400),
+            (b"POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: foo\r\n\r\n", 501),
+            (b"POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: foo, chunked\r\n\r\n", 501),
+            (b"POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\nTransfer-Encoding: chunked\r\n\r\n", 400),
+            (b"POST / HTTP/1.0\r\nTransfer-Encoding: chunked\r\n\r\n", 400),
+            (b"POST / HTTP/1.1\r\nHost: x\r\nContent-Length: +5\r\n\r\n", 400),
+            (b"POST / HTTP/1.1\r\nHost: x\r\nContent-Length: -1\r\n\r\n", 400),
+            (b"POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 0x10\r\n\r\n", 400),
+            (b"POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 5 0\r\n\r\n", 400),
+            (b"POST / HTTP/1.1\r\nHost: x\r\nContent-Length: \r\n\r\n", 400),
+            (b"POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 99999999999999999999999\r\n\r\n", 400),
+            (b"POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nContent-Length: 6\r\n\r\n", 400),
+            (b"POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nContent-Length: 5\r\n\r\n", 200),
+            (b"POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 2000000\r\n\r\n", 413),
+            (b"GET / HTTP/1.1\r\n\r\n", 400),
+            (b"GET / HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n", 400),
+            (b"GET / HTTP/1.1\r\nHost : a\r\n\r\n", 400),
+            (b"GET / HTTP/1.1\r\nHost: a\r\nX-A: b\r\n c\r\n\r\n", 400),
+            (b"GET / HTTP/1.1\r\nHost: a\rX: b\r\n\r\n", 400),
+            (b"GET / HTTP/1.1\r\nHost: a\r\nX: a\0b\r\n\r\n", 400),
+            (b"GET / HTTP/1.1\r\nHost: a\r\n: b\r\n\r\n", 400),
+            (b"G(T / HTTP/1.1\r\nHost: a\r\n\r\n", 400),
+            (b"GET / HTTP/9.9\r\nHost: a\r\n\r\n", 505),
+            (b"GET / HTTP/1.1x\r\nHost: a\r\n\r\n", 400),
+            (b"GET /a\0b HTTP/1.1\r\nHost: a\r\n\r\n", 400),
+            (b"GET /a b HTTP/1.1\r\nHost: a\r\n\r\n", 400),
+            (b"GET /a\x01b HTTP/1.1\r\nHost: a\r\n\r\n", 400),
+            (b"GET / HTTP/1.1\r\nHost: a\r\nExpect: 200-ok\r\n\r\n", 417),
+        ];
+        for (raw, want) in cases {
+            assert_eq!(status_of(raw), *want, "{}", String::from_utf8_lossy(raw).escape_debug());
+        }
+    }
+
+    #[test]
+    fn request_line_limit_gives_414_before_the_line_ends() {
+        let limits = Limits { max_request_line: 16, ..Limits::default() };
+        let long = b"GET /aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa";
+        let r = parse_head(long, &limits, &mut Head::default()).unwrap_err();
+        assert_eq!(r.status, StatusCode::URI_TOO_LONG);
+        assert!(parse_head(b"GET /a HTTP/1.1\r\nHost: x\r\n\r\n", &limits, &mut Head::default()).is_ok());
+    }
+
+    #[test]
+    fn header_limits_give_431() {
+        let limits = Limits { max_head_bytes: 64, max_headers: 3, ..Limits::default() };
+        let big = [&b"GET / HTTP/1.1\r\nHost: x\r\nX: "[..], &[b'a'; 80]].concat();
+        assert_eq!(parse_head(&big, &limits, &mut Head::default()).unwrap_err().status.as_u16(), 431);
+        let many = b"GET / HTTP/1.1\r\nHost: x\r\nA: 1\r\nB: 2\r\nC: 3\r\n\r\n";
+        assert_eq!(parse_head(many, &limits, &mut Head::default()).unwrap_err().status.as_u16(), 431);
+    }
+
+    #[test]
+    fn expect_continue_and_head_are_flagged() {
+        let p = parse(b"PUT / HTTP/1.1\r\nHost: x\r\nExpect: 100-Continue\r\nContent-Length: 1\r\n\r\n").unwrap().unwrap();
+        assert!(p.expect_continue);
+        assert!(parse(b"HEAD / HTTP/1.1\r\nHost: x\r\n\r\n").unwrap().unwrap().is_head);
+    }
+}

@@ -1,0 +1,124 @@
+//! The request as a service sees it: a view into the connection's read buffer.
+
+use std::net::SocketAddr;
+use std::ops::Range;
+
+/// The HTTP version of a request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Version {
+    /// HTTP/1.0: the connection closes after the response unless the client asked
+    /// for `Connection: keep-alive`.
+    Http10,
+    /// HTTP/1.1: the connection stays open unless either side says `Connection: close`.
+    Http11,
+}
+
+/// Where a header's name and value sit in the read buffer.
+#[derive(Debug, Clone)]
+pub(crate) struct HeaderSpan {
+    pub(crate) name: Range<u32>,
+    pub(crate) value: Range<u32>,
+}
+
+/// A parsed request head, held as offsets into the read buffer so that nothing is
+/// copied and the connection future stays small.
+#[derive(Debug, Default)]
+pub(crate) struct Head {
+    pub(crate) method: Range<u32>,
+    pub(crate) target: Range<u32>,
+    pub(crate) version: Option<Version>,
+    pub(crate) headers: Vec<HeaderSpan>,
+}
+
+/// One request: method, target, version, headers and the whole body.
+///
+/// Every accessor borrows from the connection's buffers; nothing is copied unless the
+/// caller copies it. The body has been read in full (up to the configured limit)
+/// before the service is called, so a service that ignores it cannot desynchronise the
+/// connection.
+#[derive(Clone, Copy)]
+pub struct Request<'a> {
+    pub(crate) buf: &'a [u8],
+    pub(crate) head: &'a Head,
+    pub(crate) body: &'a [u8],
+    pub(crate) peer: SocketAddr,
+}
+
+impl<'a> Request<'a> {
+    fn slice(&self, r: &Range<u32>) -> &'a [u8] {
+        &self.buf[r.start as usize..r.end as usize]
+    }
+
+    fn str(&self, r: &Range<u32>) -> &'a str {
+        // The parser admits only visible ASCII in the method and the target.
+        std::str::from_utf8(self.slice(r)).unwrap_or("")
+    }
+
+    /// The method token, as sent (`GET`, `POST`, ...).
+    pub fn method(&self) -> &'a str {
+        self.str(&self.head.method)
+    }
+
+    /// The request target as sent: path and query, still percent-encoded.
+    pub fn target(&self) -> &'a str {
+        self.str(&self.head.target)
+    }
+
+    /// The path part of the target (before any `?`), still percent-encoded.
+    pub fn path(&self) -> &'a str {
+        let t = self.target();
+        t.split_once('?').map_or(t, |(p, _)| p)
+    }
+
+    /// The query part of the target (after the first `?`), if any.
+    pub fn query(&self) -> Option<&'a str> {
+        self.target().split_once('?').map(|(_, q)| q)
+    }
+
+    /// The protocol version.
+    pub fn version(&self) -> Version {
+        self.head.version.unwrap_or(Version::Http11)
+    }
+
+    /// The value of the first header named `name` (ASCII case-insensitive).
+    pub fn header(&self, name: &str) -> Option<&'a [u8]> {
+        self.headers().find(|(n, _)| n.eq_ignore_ascii_case(name)).map(|(_, v)| v)
+    }
+
+    /// The value of the first header named `name`, if it is valid UTF-8.
+    pub fn header_str(&self, name: &str) -> Option<&'a str> {
+        self.header(name).and_then(|v| std::str::from_utf8(v).ok())
+    }
+
+    /// Every header in the order received, as (name, value).
+    pub fn headers(&self) -> impl Iterator<Item = (&'a str, &'a [u8])> + 'a {
+        let buf = self.buf;
+        self.head.headers.iter().map(move |h| {
+            let name = &buf[h.name.start as usize..h.name.end as usize];
+            let value = &buf[h.value.start as usize..h.value.end as usize];
+            // Header names are tokens, so always ASCII.
+            (std::str::from_utf8(name).unwrap_or(""), value)
+        })
+    }
+
+    /// The request body, complete (decoded if it was chunked). Empty when there was none.
+    pub fn body(&self) -> &'a [u8] {
+        self.body
+    }
+
+    /// The address of the peer on the other end of the connection.
+    pub fn peer_addr(&self) -> SocketAddr {
+        self.peer
+    }
+}
+
+impl std::fmt::Debug for Request<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Request")
+            .field("method", &self.method())
+            .field("target", &self.target())
+            .field("version", &self.version())
+            .field("body_len", &self.body.len())
+            .finish()
+    }
+}

@@ -1,0 +1,278 @@
+//! The thread-per-core runtime: one worker thread per core, each with its own
+//! current-thread tokio runtime, its own `SO_REUSEPORT` listener and its own
+//! connections. Nothing on the request path crosses threads.
+
+use std::io;
+use std::net::SocketAddr;
+use std::rc::Rc;
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use socket2::{Domain, Protocol, Socket, Type};
+use tokio::net::TcpListener;
+use tokio::sync::{mpsc, watch};
+use tokio::task::{LocalSet, spawn_local};
+use tokio::time::{Instant, MissedTickBehavior};
+
+use crate::config::{Limits, SHUTDOWN_GRACE};
+use crate::error::Error;
+use crate::service::Service;
+use crate::worker::Worker;
+
+/// Pending connections the kernel queues per listener before refusing more.
+const LISTEN_BACKLOG: i32 = 4096;
+/// Pause after an accept failure caused by exhausted resources (file descriptors,
+/// memory), so that the accept loop does not spin while they are short.
+const ACCEPT_BACKOFF: Duration = Duration::from_millis(50);
+/// How often a shutting-down worker checks whether its last request has finished.
+const DRAIN_POLL: Duration = Duration::from_millis(5);
+
+/// Builds and starts a server.
+///
+/// ```no_run
+/// use kiln_http::{service_fn, Server};
+/// let server = Server::new()
+///     .listen("127.0.0.1:8080".parse().unwrap())
+///     .workers(2)
+///     .serve(|_worker| service_fn(|_req, res| res.body_mut().extend_from_slice(b"hi")))
+///     .expect("listen");
+/// println!("listening on http://{}", server.local_addr());
+/// server.run_until_signal().expect("serve");
+/// ```
+#[derive(Debug, Clone)]
+pub struct Server {
+    addr: SocketAddr,
+    workers: usize,
+    limits: Limits,
+    grace: Duration,
+}
+
+impl Default for Server {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Server {
+    /// A server on `127.0.0.1:8080` with one worker per core and default limits.
+    pub fn new() -> Self {
+        Server {
+            addr: SocketAddr::from(([127, 0, 0, 1], 8080)),
+            workers: std::thread::available_parallelism().map_or(1, |n| n.get()),
+            limits: Limits::default(),
+            grace: SHUTDOWN_GRACE,
+        }
+    }
+
+    /// The address to listen on; port 0 picks a free port, shared by every worker.
+    pub fn listen(mut self, addr: SocketAddr) -> Self {
+        self.addr = addr;
+        self
+    }
+
+    /// How many worker threads to run (at least one).
+    pub fn workers(mut self, workers: usize) -> Self {
+        self.workers = workers.max(1);
+        self
+    }
+
+    /// The limits and timeouts every connection obeys.
+    pub fn limits(mut self, limits: Limits) -> Self {
+        self.limits = limits;
+        self
+    }
+
+    /// How long in-flight requests may take to finish once shutdown begins.
+    pub fn shutdown_grace(mut self, grace: Duration) -> Self {
+        self.grace = grace;
+        self
+    }
+
+    /// Binds the listeners and starts the workers. `factory` runs once on each worker
+    /// thread, with the worker's index, to build that worker's service.
+    pub fn serve<F, S>(self, factory: F) -> Result<ServerHandle, Error>
+    where
+        F: Fn(usize) -> S + Send + Sync + 'static,
+        S: Service,
+    {
+        let first = bind(self.addr).map_err(Error::bind)?;
+        let addr = first.local_addr().map_err(Error::bind)?;
+        let mut listeners = vec![first];
+        for _ in 1..self.workers {
+            listeners.push(bind(addr).map_err(Error::bind)?);
+        }
+
+        let (stop_tx, stop_rx) = watch::channel(false);
+        let (exit_tx, exit_rx) = mpsc::unbounded_channel();
+        let factory = Arc::new(factory);
+        let mut threads = Vec::with_capacity(listeners.len());
+        for (index, listener) in listeners.into_iter().enumerate() {
+            let worker = WorkerSetup {
+                index,
+                listener,
+                limits: self.limits.clone(),
+                grace: self.grace,
+                stop: stop_rx.clone(),
+            };
+            let factory = Arc::clone(&factory);
+            let exit_tx = exit_tx.clone();
+            let thread = std::thread::Builder::new()
+                .name(format!("kiln-worker-{index}"))
+                .spawn(move || {
+                    let result = worker.run(&*factory);
+                    let _ = exit_tx.send(index);
+                    result
+                })
+                .map_err(Error::runtime)?;
+            threads.push(thread);
+        }
+        Ok(ServerHandle { addr, stop: stop_tx, exited: exit_rx, threads })
+    }
+}
+
+/// A running server. Dropping it shuts the server down.
+#[derive(Debug)]
+pub struct ServerHandle {
+    addr: SocketAddr,
+    stop: watch::Sender<bool>,
+    exited: mpsc::UnboundedReceiver<usize>,
+    threads: Vec<JoinHandle<Result<(), Error>>>,
+}
+
+impl ServerHandle {
+    /// The address the server listens on (with the real port when port 0 was asked).
+    pub fn local_addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// Begins a graceful shutdown: stop accepting, finish requests already read,
+    /// close idle connections. Returns at once; [`wait`](Self::wait) for the end.
+    pub fn shutdown(&self) {
+        let _ = self.stop.send(true);
+    }
+
+    /// Waits until every worker has stopped.
+    pub fn wait(self) -> Result<(), Error> {
+        let mut result = Ok(());
+        for thread in self.threads {
+            let outcome = thread.join().unwrap_or_else(|_| Err(Error::worker_panicked()));
+            if result.is_ok() {
+                result = outcome;
+            }
+        }
+        result
+    }
+
+    /// Serves until SIGTERM or SIGINT (or until a worker stops on its own), then shuts
+    /// down gracefully and waits for the workers.
+    pub fn run_until_signal(mut self) -> Result<(), Error> {
+        let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(Error::runtime)?;
+        rt.block_on(async {
+            use tokio::signal::unix::{SignalKind, signal};
+            let mut term = signal(SignalKind::terminate())?;
+            let mut int = signal(SignalKind::interrupt())?;
+            tokio::select! {
+                _ = term.recv() => {}
+                _ = int.recv() => {}
+                _ = self.exited.recv() => {}
+            }
+            Ok::<_, io::Error>(())
+        })
+        .map_err(Error::runtime)?;
+        self.shutdown();
+        self.wait()
+    }
+}
+
+struct WorkerSetup {
+    index: usize,
+    listener: std::net::TcpListener,
+    limits: Limits,
+    grace: Duration,
+    stop: watch::Receiver<bool>,
+}
+
+impl WorkerSetup {
+    fn run<F, S>(self, factory: &F) -> Result<(), Error>
+    where
+        F: Fn(usize) -> S,
+        S: Service,
+    {
+        let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(Error::runtime)?;
+        LocalSet::new().block_on(&rt, self.serve(factory)).map_err(Error::runtime)
+    }
+
+    async fn serve<F, S>(mut self, factory: &F) -> io::Result<()>
+    where
+        F: Fn(usize) -> S,
+        S: Service,
+    {
+        let worker = Rc::new(Worker::new(self.limits.clone()));
+        let listener = TcpListener::from_std(self.listener)?;
+        let service = Rc::new(factory(self.index));
+        let ticker = spawn_local(tick_date(Rc::clone(&worker)));
+
+        loop {
+            tokio::select! {
+                biased;
+                _ = self.stop.changed() => break,
+                accepted = listener.accept() => match accepted {
+                    Ok((stream, peer)) => {
+                        if worker.connections.get() >= worker.limits.max_connections_per_worker {
+                            // Accept and close at once: leaving it queued would make the
+                            // listener ready forever and the loop spin.
+                            drop(stream);
+                            continue;
+                        }
+                        let _ = stream.set_nodelay(true);
+                        worker.connections.set(worker.connections.get() + 1);
+                        let (service, worker) = (Rc::clone(&service), Rc::clone(&worker));
+                        spawn_local(async move {
+                            crate::conn::serve(stream, peer, service, Rc::clone(&worker)).await;
+                            worker.connections.set(worker.connections.get() - 1);
+                        });
+                    }
+                    Err(e) if is_resource_exhaustion(&e) => tokio::time::sleep(ACCEPT_BACKOFF).await,
+                    Err(_) => {}
+                },
+            }
+        }
+
+        drop(listener);
+        worker.shutting_down.set(true);
+        let deadline = Instant::now() + self.grace;
+        while worker.busy.get() > 0 && Instant::now() < deadline {
+            tokio::time::sleep(DRAIN_POLL).await;
+        }
+        ticker.abort();
+        Ok(())
+    }
+}
+
+/// Renders the `Date` header once a second for the whole worker.
+async fn tick_date(worker: Rc<Worker>) {
+    let mut every_second = tokio::time::interval(Duration::from_secs(1));
+    every_second.set_missed_tick_behavior(MissedTickBehavior::Delay);
+    loop {
+        every_second.tick().await;
+        worker.refresh_date();
+    }
+}
+
+fn is_resource_exhaustion(e: &io::Error) -> bool {
+    use nix::libc::{EMFILE, ENFILE, ENOBUFS, ENOMEM};
+    matches!(e.raw_os_error(), Some(EMFILE | ENFILE | ENOBUFS | ENOMEM))
+}
+
+fn bind(addr: SocketAddr) -> io::Result<std::net::TcpListener> {
+    let socket = Socket::new(Domain::for_address(addr), Type::STREAM, Some(Protocol::TCP))?;
+    socket.set_reuse_address(true)?;
+    // Every worker binds its own listener to the same port; the kernel spreads new
+    // connections across them, so workers never contend for an accept queue.
+    socket.set_reuse_port(true)?;
+    socket.set_nonblocking(true)?;
+    socket.bind(&addr.into())?;
+    socket.listen(LISTEN_BACKLOG)?;
+    Ok(socket.into())
+}

@@ -1,0 +1,57 @@
+//! The one trait the connection engine calls into.
+
+use std::future::Future;
+
+use crate::{Request, Response};
+
+/// Answers requests for one worker thread.
+///
+/// A service is built once per worker by the factory given to
+/// [`Server::serve`](crate::Server::serve), so it may hold `!Send` state (an `Rc`, a
+/// `RefCell` cache, a database connection) without locks. The engine calls it for each
+/// request of a connection in order; the response it fills is encoded straight into the
+/// connection's write buffer.
+///
+/// The response arrives cleared (status 200, no headers, empty body). A service that
+/// panics costs that one request a `500 Internal Server Error`; the worker lives on.
+pub trait Service: 'static {
+    /// Answers one request by filling `res`.
+    fn call<'a>(&'a self, req: Request<'a>, res: &'a mut Response) -> impl Future<Output = ()> + 'a;
+}
+
+impl<S: Service> Service for std::rc::Rc<S> {
+    fn call<'a>(&'a self, req: Request<'a>, res: &'a mut Response) -> impl Future<Output = ()> + 'a {
+        (**self).call(req, res)
+    }
+}
+
+/// Turns a plain function into a [`Service`], for tests and tiny servers.
+///
+/// ```
+/// use kiln_http::{service_fn, Request, Response};
+/// let svc = service_fn(|_req: Request<'_>, res: &mut Response| {
+///     res.set_content_type("text/plain");
+///     res.body_mut().extend_from_slice(b"PONG");
+/// });
+/// # let _ = svc;
+/// ```
+pub fn service_fn<F>(f: F) -> ServiceFn<F>
+where
+    F: Fn(Request<'_>, &mut Response) + 'static,
+{
+    ServiceFn(f)
+}
+
+/// A [`Service`] made from a synchronous function; see [`service_fn`].
+#[derive(Debug, Clone, Copy)]
+pub struct ServiceFn<F>(F);
+
+impl<F> Service for ServiceFn<F>
+where
+    F: Fn(Request<'_>, &mut Response) + 'static,
+{
+    fn call<'a>(&'a self, req: Request<'a>, res: &'a mut Response) -> impl Future<Output = ()> + 'a {
+        (self.0)(req, res);
+        std::future::ready(())
+    }
+}

@@ -1,0 +1,124 @@
+//! What one worker thread owns and its connections share: limits, the `Date` header,
+//! a pool of connection buffers and the counts that drive shutdown. Nothing here is
+//! shared across threads, so none of it needs a lock.
+
+use std::cell::{Cell, RefCell};
+use std::time::SystemTime;
+
+use crate::config::Limits;
+use crate::request::Head;
+use crate::response::Response;
+
+/// Capacity a connection's read and write buffers start with.
+const INITIAL_BUFFER: usize = 4 * 1024;
+/// A buffer grown past this is shrunk back before it returns to the pool.
+const KEEP_BUFFER: usize = 64 * 1024;
+/// Buffer sets kept for reuse; beyond this, idle connections' buffers are freed.
+const POOL_MAX: usize = 256;
+
+/// The buffers a connection needs only while it is reading or answering a request.
+/// An idle connection hands them back, so ten thousand idle connections cost ten
+/// thousand sockets and small futures, not ten thousand sets of buffers.
+#[derive(Default)]
+pub(crate) struct ConnBufs {
+    pub(crate) read: Vec<u8>,
+    pub(crate) write: Vec<u8>,
+    pub(crate) chunked_body: Vec<u8>,
+    pub(crate) head: Head,
+    pub(crate) res: Response,
+}
+
+impl ConnBufs {
+    pub(crate) fn is_allocated(&self) -> bool {
+        self.read.capacity() > 0
+    }
+}
+
+pub(crate) struct Worker {
+    pub(crate) limits: Limits,
+    date: Cell<[u8; 29]>,
+    pool: RefCell<Vec<ConnBufs>>,
+    /// Open connections, for the per-worker limit.
+    pub(crate) connections: Cell<usize>,
+    /// Connections between the first byte of a request and the end of its response.
+    pub(crate) busy: Cell<usize>,
+    /// Set once shutdown begins: responses say `Connection: close`, idle connections end.
+    pub(crate) shutting_down: Cell<bool>,
+}
+
+impl Worker {
+    pub(crate) fn new(limits: Limits) -> Self {
+        Worker {
+            limits,
+            date: Cell::new(render_date()),
+            pool: RefCell::new(Vec::new()),
+            connections: Cell::new(0),
+            busy: Cell::new(0),
+            shutting_down: Cell::new(false),
+        }
+    }
+
+    /// The `Date` header value, as rendered by the last [`refresh_date`](Self::refresh_date).
+    pub(crate) fn date(&self) -> [u8; 29] {
+        self.date.get()
+    }
+
+    /// Renders `Date` anew; the worker calls this once a second.
+    pub(crate) fn refresh_date(&self) {
+        self.date.set(render_date());
+    }
+
+    pub(crate) fn acquire(&self) -> ConnBufs {
+        self.pool.borrow_mut().pop().unwrap_or_else(|| ConnBufs {
+            read: Vec::with_capacity(INITIAL_BUFFER),
+            write: Vec::with_capacity(INITIAL_BUFFER),
+            ..ConnBufs::default()
+        })
+    }
+
+    pub(crate) fn release(&self, mut bufs: ConnBufs) {
+        let mut pool = self.pool.borrow_mut();
+        if pool.len() >= POOL_MAX {
+            return;
+        }
+        bufs.read.clear();
+        bufs.write.clear();
+        bufs.chunked_body = Vec::new();
+        bufs.res.clear();
+        shrink(&mut bufs.read, INITIAL_BUFFER);
+        shrink(&mut bufs.write, INITIAL_BUFFER);
+        shrink(&mut bufs.res.buffer, 0);
+        shrink(&mut bufs.res.headers, 0);
+        pool.push(bufs);
+    }
+}
+
+fn shrink(v: &mut Vec<u8>, to: usize) {
+    if v.capacity() > KEEP_BUFFER {
+        v.shrink_to(to);
+    }
+}
+
+fn render_date() -> [u8; 29] {
+    let mut out = [b' '; 29];
+    let s = httpdate::fmt_http_date(SystemTime::now());
+    let n = s.len().min(29);
+    out[..n].copy_from_slice(&s.as_bytes()[..n]);
+    out
+}
+
+/// Counts a connection as busy while it lives.
+pub(crate) struct BusyGuard<'a>(&'a Worker);
+
+impl<'a> BusyGuard<'a> {
+    pub(crate) fn new(worker: &'a Worker) -> Self {
+        worker.busy.set(worker.busy.get() + 1);
+        BusyGuard(worker)
+    }
+}
+
+impl Drop for BusyGuard<'_> {
+    fn drop(&mut self) {
+        self.0.busy.set(self.0.busy.get() - 1);
+    }
+}

@@ -1,0 +1,4 @@
+//! kiln: the framework on top of `kiln-http` (routing, extractors, responses, HTML,
+//! static files, access log, database).
+
+pub use kiln_http as http;
