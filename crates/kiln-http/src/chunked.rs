@@ -56,7 +56,14 @@ const fn bad(reason: &'static str) -> Rejection {
 
 impl ChunkedDecoder {
     pub(crate) fn new() -> Self {
-        ChunkedDecoder { state: State::Size, remaining: 0, size_digits: 0, extension_bytes: 0, trailer_bytes: 0, last: false }
+        ChunkedDecoder {
+            state: State::Size,
+            remaining: 0,
+            size_digits: 0,
+            extension_bytes: 0,
+            trailer_bytes: 0,
+            last: false,
+        }
     }
 
     /// Whether the whole body has been decoded.
@@ -83,7 +90,10 @@ impl ChunkedDecoder {
                     }
                     b';' | b'\r' if self.size_digits > 0 => {
                         if out.len() as u64 + self.remaining > max_body as u64 {
-                            return Err(Rejection { status: StatusCode::PAYLOAD_TOO_LARGE, reason: "request body too large" });
+                            return Err(Rejection {
+                                status: StatusCode::PAYLOAD_TOO_LARGE,
+                                reason: "request body too large",
+                            });
                         }
                         self.last = self.remaining == 0;
                         self.state = if b == b';' { State::Extension } else { State::SizeLf };
@@ -167,7 +177,10 @@ impl ChunkedDecoder {
     fn count_trailer(&mut self) -> Result<(), Rejection> {
         self.trailer_bytes += 1;
         if self.trailer_bytes > MAX_TRAILER_BYTES {
-            return Err(Rejection { status: StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE, reason: "trailer fields too large" });
+            return Err(Rejection {
+                status: StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE,
+                reason: "trailer fields too large",
+            });
         }
         Ok(())
     }

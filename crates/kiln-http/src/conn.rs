@@ -147,8 +147,7 @@ impl Conn {
         self.start += consumed;
         self.served += 1;
         let keep_alive = keep_alive && self.served < self.worker.limits.max_requests_per_connection;
-        self.write_response(&parsed, keep_alive).await?;
-        Ok(keep_alive)
+        self.write_response(&parsed, keep_alive).await
     }
 
     /// Parses the head at `start`, reading more until it is complete.
@@ -171,7 +170,8 @@ impl Conn {
                 Some(true) => {}
                 Some(false) => return Err(Stop::Done),
                 None if self.bufs.read.len() > self.start => {
-                    let timeout = Rejection { status: StatusCode::REQUEST_TIMEOUT, reason: "request head not received in time" };
+                    let timeout =
+                        Rejection { status: StatusCode::REQUEST_TIMEOUT, reason: "request head not received in time" };
                     return Ok(Err(timeout));
                 }
                 None => return Err(Stop::Done),
@@ -274,8 +274,9 @@ impl Conn {
         parsed.keep_alive && !res.close && !self.worker.shutting_down.get()
     }
 
-    /// Encodes `bufs.res` and writes what cannot wait in the write buffer.
-    async fn write_response(&mut self, parsed: &Parsed, keep_alive: bool) -> Flow {
+    /// Encodes `bufs.res` and writes what cannot wait in the write buffer. Returns
+    /// whether the connection stays open (a body delimited by close ends it).
+    async fn write_response(&mut self, parsed: &Parsed, keep_alive: bool) -> Flow<bool> {
         let version = self.bufs.head.version.unwrap_or(Version::Http11);
         let delimit = encode::delimit(&self.bufs.res, version);
         let keep_alive = keep_alive && delimit != Delimit::Close;
@@ -283,18 +284,18 @@ impl Conn {
         encode::encode_head(&mut self.bufs.write, &self.bufs.res, &date, delimit, keep_alive, version);
         if parsed.is_head || delimit == Delimit::None {
             self.bufs.res.body = Body::Buffer;
-            return Ok(());
+            return Ok(keep_alive);
         }
         if let Some(bytes) = encode::body_bytes(&self.bufs.res) {
             if bytes.len() < COPY_BODY_MAX {
                 self.bufs.write.extend_from_slice(bytes);
-                return Ok(());
+                return Ok(keep_alive);
             }
             let deadline = Instant::now() + self.worker.limits.body_timeout;
             let result = timeout_at(deadline, write_two(&mut self.stream, &self.bufs.write, bytes)).await;
             self.bufs.write.clear();
             return match result {
-                Ok(r) => Ok(r?),
+                Ok(r) => r.map(|()| keep_alive).map_err(Stop::from),
                 Err(_) => Err(Stop::Done),
             };
         }
@@ -332,7 +333,7 @@ impl Conn {
             }
             Body::Buffer | Body::Static(_) | Body::Bytes(_) => {}
         }
-        Ok(())
+        Ok(keep_alive)
     }
 
     /// Answers a refused request and ends the connection: whatever follows a bad head

@@ -32,7 +32,14 @@ pub(crate) fn delimit(res: &Response, version: Version) -> Delimit {
 }
 
 /// Writes the status line and headers of `res`, ending with the empty line.
-pub(crate) fn encode_head(out: &mut Vec<u8>, res: &Response, date: &[u8; 29], delimit: Delimit, keep_alive: bool, version: Version) {
+pub(crate) fn encode_head(
+    out: &mut Vec<u8>,
+    res: &Response,
+    date: &[u8; 29],
+    delimit: Delimit,
+    keep_alive: bool,
+    version: Version,
+) {
     status_line(out, res.status);
     out.extend_from_slice(b"Server: kiln\r\nDate: ");
     out.extend_from_slice(date);

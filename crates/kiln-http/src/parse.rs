@@ -204,7 +204,10 @@ fn parse_content_length(value: &[u8]) -> Result<u64, Rejection> {
     if value.is_empty() || !value.iter().all(u8::is_ascii_digit) {
         return Err(reject(BAD, "invalid Content-Length"));
     }
-    value.iter().try_fold(0u64, |n, &d| n.checked_mul(10)?.checked_add(u64::from(d - b'0'))).ok_or(reject(BAD, "Content-Length overflows"))
+    value
+        .iter()
+        .try_fold(0u64, |n, &d| n.checked_mul(10)?.checked_add(u64::from(d - b'0')))
+        .ok_or(reject(BAD, "Content-Length overflows"))
 }
 
 /// The items of a comma-separated header list, trimmed, empty ones skipped.
@@ -224,7 +227,9 @@ fn check_request_line_length(buf: &[u8], max: usize) -> Result<(), Rejection> {
 
 fn rejection_for(e: httparse::Error, buf: &[u8]) -> Rejection {
     match e {
-        httparse::Error::TooManyHeaders => reject(StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE, "too many header fields"),
+        httparse::Error::TooManyHeaders => {
+            reject(StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE, "too many header fields")
+        }
         httparse::Error::Version if names_other_http_version(buf) => {
             reject(StatusCode::HTTP_VERSION_NOT_SUPPORTED, "HTTP version not supported")
         }
@@ -362,7 +367,8 @@ mod tests {
 
     #[test]
     fn expect_continue_and_head_are_flagged() {
-        let p = parse(b"PUT / HTTP/1.1\r\nHost: x\r\nExpect: 100-Continue\r\nContent-Length: 1\r\n\r\n").unwrap().unwrap();
+        let p =
+            parse(b"PUT / HTTP/1.1\r\nHost: x\r\nExpect: 100-Continue\r\nContent-Length: 1\r\n\r\n").unwrap().unwrap();
         assert!(p.expect_continue);
         assert!(parse(b"HEAD / HTTP/1.1\r\nHost: x\r\n\r\n").unwrap().unwrap().is_head);
     }

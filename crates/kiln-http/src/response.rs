@@ -122,7 +122,9 @@ impl Response {
     /// Whether a header named `name` (ASCII case-insensitive) has been set.
     pub fn has_header(&self, name: &str) -> bool {
         self.headers.split(|&b| b == b'\n').any(|line| {
-            line.len() > name.len() && line[..name.len()].eq_ignore_ascii_case(name.as_bytes()) && line[name.len()] == b':'
+            line.len() > name.len()
+                && line[..name.len()].eq_ignore_ascii_case(name.as_bytes())
+                && line[name.len()] == b':'
         })
     }
 

@@ -108,13 +108,8 @@ impl Server {
         let factory = Arc::new(factory);
         let mut threads = Vec::with_capacity(listeners.len());
         for (index, listener) in listeners.into_iter().enumerate() {
-            let worker = WorkerSetup {
-                index,
-                listener,
-                limits: self.limits.clone(),
-                grace: self.grace,
-                stop: stop_rx.clone(),
-            };
+            let worker =
+                WorkerSetup { index, listener, limits: self.limits.clone(), grace: self.grace, stop: stop_rx.clone() };
             let factory = Arc::clone(&factory);
             let exit_tx = exit_tx.clone();
             let thread = std::thread::Builder::new()

@@ -1,0 +1,132 @@
+//! Pipelining, keep-alive, HEAD, Expect and body kinds over a real socket.
+
+mod support;
+
+use std::io::Write;
+use std::time::Duration;
+
+use kiln_http::Limits;
+use support::{TestServer, parse_all, read_responses, read_to_close};
+
+#[test]
+fn sixteen_pipelined_requests_in_one_write_are_answered_in_order() {
+    let server = TestServer::start(Limits::default());
+    let mut raw = Vec::new();
+    for i in 0..16 {
+        raw.extend_from_slice(format!("GET /p/{i} HTTP/1.1\r\nHost: a\r\n\r\n").as_bytes());
+    }
+    let mut s = server.connect();
+    s.write_all(&raw).unwrap();
+    let resps = read_responses(&mut s, 16, false);
+    for (i, r) in resps.iter().enumerate() {
+        assert_eq!(r.status, 200);
+        assert_eq!(r.body_str(), format!("GET /p/{i} 0"));
+        assert!(r.header("date").is_some_and(|d| d.ends_with(" GMT") && d.len() == 29));
+        assert_eq!(r.header("server"), Some("kiln"));
+    }
+}
+
+#[test]
+fn a_request_split_at_every_byte_boundary_is_answered_the_same() {
+    let server = TestServer::start(Limits::default());
+    let raw: &[u8] =
+        b"POST /echo HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n4\r\nwiki\r\n5\r\npedia\r\n0\r\n\r\nGET /after HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n";
+    for cut in 1..raw.len() {
+        let mut s = server.connect();
+        s.set_nodelay(true).unwrap();
+        s.write_all(&raw[..cut]).unwrap();
+        s.flush().unwrap();
+        // Give the server a chance to read the first part on its own; the answer
+        // must be the same whether or not it does.
+        std::thread::sleep(Duration::from_millis(1));
+        s.write_all(&raw[cut..]).unwrap();
+        let resps = parse_all(&read_to_close(&mut s), false);
+        assert_eq!(resps.len(), 2, "cut at {cut}");
+        assert_eq!(resps[0].body_str(), "wikipedia", "cut at {cut}");
+        assert_eq!(resps[1].body_str(), "GET /after 0", "cut at {cut}");
+    }
+}
+
+#[test]
+fn keep_alive_and_close_follow_the_version_rules() {
+    let server = TestServer::start(Limits::default());
+    // (request, keeps the connection open, Connection header expected)
+    let cases: &[(&[u8], bool, Option<&str>)] = &[
+        (b"GET / HTTP/1.1\r\nHost: a\r\n\r\n", true, None),
+        (b"GET / HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n", false, Some("close")),
+        (b"GET / HTTP/1.0\r\n\r\n", false, Some("close")),
+        (b"GET / HTTP/1.0\r\nConnection: keep-alive\r\n\r\n", true, Some("keep-alive")),
+        (b"GET /close HTTP/1.1\r\nHost: a\r\n\r\n", false, Some("close")),
+    ];
+    for (raw, keeps, header) in cases {
+        let mut s = server.connect();
+        s.write_all(raw).unwrap();
+        let resp = &read_responses(&mut s, 1, false)[0];
+        assert_eq!(resp.header("connection"), *header, "{}", String::from_utf8_lossy(raw));
+        // A second request on the same connection is answered only if it stayed open.
+        let _ = s.write_all(b"GET /second HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n");
+        let rest = parse_all(&read_to_close(&mut s), false);
+        assert_eq!(rest.len(), usize::from(*keeps), "{}", String::from_utf8_lossy(raw));
+    }
+}
+
+#[test]
+fn head_has_the_get_headers_and_no_body() {
+    let server = TestServer::start(Limits::default());
+    let mut s = server.connect();
+    s.write_all(b"HEAD /big HTTP/1.1\r\nHost: a\r\n\r\nGET /p HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n")
+        .unwrap();
+    let raw = read_to_close(&mut s);
+    let head_end = raw.windows(4).position(|w| w == b"\r\n\r\n").unwrap() + 4;
+    let head = String::from_utf8_lossy(&raw[..head_end]);
+    assert!(head.contains("Content-Length: 262144\r\n"), "{head}");
+    let next = parse_all(&raw[head_end..], false);
+    assert_eq!(next.len(), 1, "the HEAD response carried no body bytes");
+    assert_eq!(next[0].body_str(), "GET /p 0");
+}
+
+#[test]
+fn expect_100_continue_is_answered_before_the_body_is_sent() {
+    let server = TestServer::start(Limits::default());
+    let mut s = server.connect();
+    s.write_all(b"POST /echo HTTP/1.1\r\nHost: a\r\nExpect: 100-continue\r\nContent-Length: 4\r\n\r\n").unwrap();
+    let interim = read_responses(&mut s, 1, false);
+    assert_eq!(interim[0].status, 100);
+    s.write_all(b"body").unwrap();
+    let resp = &read_responses(&mut s, 1, false)[0];
+    assert_eq!((resp.status, resp.body_str()), (200, "body"));
+}
+
+#[test]
+fn expect_with_a_body_over_the_limit_gets_413_without_continue() {
+    let server = TestServer::start(Limits { max_body_bytes: 10, ..Limits::default() });
+    let resps =
+        server.exchange(b"POST /echo HTTP/1.1\r\nHost: a\r\nExpect: 100-continue\r\nContent-Length: 11\r\n\r\n");
+    assert_eq!(resps.len(), 1);
+    assert_eq!(resps[0].status, 413);
+}
+
+#[test]
+fn streamed_file_and_large_bodies_arrive_intact() {
+    let server = TestServer::start(Limits::default());
+    let raw = b"GET /stream HTTP/1.1\r\nHost: a\r\n\r\nGET /file HTTP/1.1\r\nHost: a\r\n\r\nGET /big HTTP/1.1\r\nHost: a\r\n\r\nGET /no-content HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n";
+    let resps = server.exchange(raw);
+    assert_eq!(resps.len(), 4);
+    assert_eq!(resps[0].header("transfer-encoding"), Some("chunked"));
+    assert_eq!(resps[0].body_str(), "one,two,three");
+    assert_eq!(resps[1].body_str(), "23456789ab");
+    assert_eq!(resps[2].body.len(), 256 * 1024);
+    assert!(resps[2].body.iter().all(|&b| b == b'x'));
+    assert_eq!(resps[3].status, 204);
+    assert_eq!(resps[3].header("content-length"), None);
+}
+
+#[test]
+fn a_stream_to_an_http10_client_is_delimited_by_close() {
+    let server = TestServer::start(Limits::default());
+    let resps = server.exchange(b"GET /stream HTTP/1.0\r\nConnection: keep-alive\r\n\r\n");
+    assert_eq!(resps.len(), 1);
+    assert_eq!(resps[0].header("transfer-encoding"), None);
+    assert_eq!(resps[0].header("connection"), Some("close"));
+    assert_eq!(resps[0].body_str(), "one,two,three");
+}
