@@ -13,7 +13,8 @@ pub const MAX_HEADERS: usize = 100;
 pub const MAX_BODY_BYTES: usize = 1024 * 1024;
 /// Time from a request's first byte until its head must be complete (`408`, then close).
 pub const HEADER_TIMEOUT: Duration = Duration::from_secs(10);
-/// Time an idle keep-alive connection is kept open waiting for its next request.
+/// Time an idle keep-alive connection is kept open waiting for its next request
+/// (kept on a clock that ticks once a second, so good to about a second).
 pub const IDLE_TIMEOUT: Duration = Duration::from_secs(60);
 /// Time a request body may take to arrive once its head is read, and a response may
 /// take to be accepted by a client that stopped reading.

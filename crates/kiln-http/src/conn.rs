@@ -6,14 +6,14 @@ use std::io::{self, IoSlice};
 use std::mem;
 use std::net::SocketAddr;
 use std::panic::AssertUnwindSafe;
-use std::pin::pin;
+use std::pin::{Pin, pin};
 use std::rc::Rc;
 use std::task::Poll;
 
 use http::StatusCode;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
-use tokio::time::{Instant, timeout_at};
+use tokio::time::{Instant, Sleep, timeout_at};
 
 use crate::chunked::ChunkedDecoder;
 use crate::encode::{self, Delimit};
@@ -50,7 +50,9 @@ type Flow<T = ()> = Result<T, Stop>;
 
 /// Serves one accepted connection until it closes.
 pub(crate) async fn serve<S: Service>(stream: TcpStream, peer: SocketAddr, service: Rc<S>, worker: Rc<Worker>) {
-    let mut conn = Conn { stream, peer, worker, bufs: ConnBufs::default(), start: 0, served: 0 };
+    let idle_deadline = worker.coarse_now() + worker.limits.idle_timeout;
+    let idle_timer = Box::pin(tokio::time::sleep_until(idle_deadline));
+    let mut conn = Conn { stream, peer, worker, bufs: ConnBufs::default(), start: 0, served: 0, idle_timer };
     let _ = conn.run(&*service).await;
     if conn.bufs.is_allocated() {
         conn.worker.release(mem::take(&mut conn.bufs));
@@ -65,6 +67,9 @@ struct Conn {
     /// Where the request being read begins in `bufs.read`.
     start: usize,
     served: u64,
+    /// One timer for the connection's whole life, moved forward on the coarse clock
+    /// rather than created per request: pushing a deadline later touches no timer wheel.
+    idle_timer: Pin<Box<Sleep>>,
 }
 
 impl Conn {
@@ -93,20 +98,25 @@ impl Conn {
     /// Waits for the next request's first bytes and reads them. Hands the buffers back
     /// to the worker while waiting. `false`: the peer closed or stayed idle too long.
     async fn wait_idle(&mut self) -> Flow<bool> {
-        let deadline = Instant::now() + self.worker.limits.idle_timeout;
-        let (stream, worker, bufs) = (&self.stream, &self.worker, &mut self.bufs);
+        let deadline = self.worker.coarse_now() + self.worker.limits.idle_timeout;
+        if self.idle_timer.deadline() != deadline {
+            self.idle_timer.as_mut().reset(deadline);
+        }
+        let (stream, worker, bufs, timer) = (&self.stream, &self.worker, &mut self.bufs, &mut self.idle_timer);
         let ready = poll_fn(|cx| match stream.poll_read_ready(cx) {
             Poll::Pending => {
                 if bufs.is_allocated() {
                     worker.release(mem::take(bufs));
                 }
-                Poll::Pending
+                match timer.as_mut().poll(cx) {
+                    Poll::Ready(()) => Poll::Ready(Ok(false)),
+                    Poll::Pending => Poll::Pending,
+                }
             }
-            ready => ready,
+            Poll::Ready(ready) => Poll::Ready(ready.map(|()| true)),
         });
-        match timeout_at(deadline, ready).await {
-            Ok(ready) => ready?,
-            Err(_) => return Ok(false),
+        if !ready.await? {
+            return Ok(false);
         }
         if !self.bufs.is_allocated() {
             self.bufs = self.worker.acquire();
@@ -357,8 +367,18 @@ impl Conn {
         if self.bufs.write.is_empty() {
             return Ok(());
         }
+        // Most flushes fit the socket buffer: try once before arming a timeout.
+        let written = match self.stream.try_write(&self.bufs.write) {
+            Ok(n) => n,
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => 0,
+            Err(e) => return Err(e.into()),
+        };
+        if written == self.bufs.write.len() {
+            self.bufs.write.clear();
+            return Ok(());
+        }
         let deadline = Instant::now() + self.worker.limits.body_timeout;
-        let result = timeout_at(deadline, self.stream.write_all(&self.bufs.write)).await;
+        let result = timeout_at(deadline, self.stream.write_all(&self.bufs.write[written..])).await;
         self.bufs.write.clear();
         match result {
             Ok(r) => Ok(r?),

@@ -51,7 +51,7 @@ pub use config::{
 };
 pub use error::Error;
 pub use http::{Method, StatusCode};
-pub use request::{Request, Version};
+pub use request::{Request, RequestBytes, Version};
 pub use response::{BodyStream, InvalidHeader, Response};
 pub use server::{Server, ServerHandle};
 pub use service::{Service, ServiceFn, service_fn};

@@ -112,6 +112,34 @@ impl<'a> Request<'a> {
     }
 }
 
+/// A request parsed from bytes, with no connection behind it: for in-process test
+/// clients such as `kiln::test::TestClient`. Not part of the stable API.
+#[doc(hidden)]
+#[derive(Debug)]
+pub struct RequestBytes {
+    bytes: Vec<u8>,
+    head: Head,
+    head_len: usize,
+    peer: SocketAddr,
+}
+
+impl RequestBytes {
+    /// Parses a complete request (head, then a `Content-Length` body) with the
+    /// engine's own parser and default limits.
+    pub fn parse(bytes: Vec<u8>, peer: SocketAddr) -> Result<Self, String> {
+        let mut head = Head::default();
+        let parsed = crate::parse::parse_head(&bytes, &crate::Limits::default(), &mut head)
+            .map_err(|r| format!("{} {}", r.status, r.reason))?
+            .ok_or_else(|| "incomplete request head".to_owned())?;
+        Ok(RequestBytes { head_len: parsed.len, bytes, head, peer })
+    }
+
+    /// The request, as a service would see it.
+    pub fn request(&self) -> Request<'_> {
+        Request { buf: &self.bytes, head: &self.head, body: &self.bytes[self.head_len..], peer: self.peer }
+    }
+}
+
 impl std::fmt::Debug for Request<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Request")

@@ -167,6 +167,12 @@ impl Response {
         }
     }
 
+    /// The body's bytes when they are in memory (buffer, constant or shared bytes);
+    /// `None` for a file or a stream.
+    pub fn body_bytes(&self) -> Option<&[u8]> {
+        crate::encode::body_bytes(self)
+    }
+
     /// Closes the connection after this response.
     pub fn set_close(&mut self) {
         self.close = true;

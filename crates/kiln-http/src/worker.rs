@@ -5,6 +5,8 @@
 use std::cell::{Cell, RefCell};
 use std::time::SystemTime;
 
+use tokio::time::Instant;
+
 use crate::config::Limits;
 use crate::request::Head;
 use crate::response::Response;
@@ -37,6 +39,9 @@ impl ConnBufs {
 pub(crate) struct Worker {
     pub(crate) limits: Limits,
     date: Cell<[u8; 29]>,
+    /// The time at the last tick, good to a second: idle deadlines need no finer clock,
+    /// and reading it costs nothing per request.
+    coarse_now: Cell<Instant>,
     pool: RefCell<Vec<ConnBufs>>,
     /// Open connections, for the per-worker limit.
     pub(crate) connections: Cell<usize>,
@@ -51,6 +56,7 @@ impl Worker {
         Worker {
             limits,
             date: Cell::new(render_date()),
+            coarse_now: Cell::new(Instant::now()),
             pool: RefCell::new(Vec::new()),
             connections: Cell::new(0),
             busy: Cell::new(0),
@@ -63,9 +69,15 @@ impl Worker {
         self.date.get()
     }
 
-    /// Renders `Date` anew; the worker calls this once a second.
+    /// Renders `Date` anew and moves the coarse clock; the worker calls this once a second.
     pub(crate) fn refresh_date(&self) {
         self.date.set(render_date());
+        self.coarse_now.set(Instant::now());
+    }
+
+    /// The time at the last tick (at most a second old).
+    pub(crate) fn coarse_now(&self) -> Instant {
+        self.coarse_now.get()
     }
 
     pub(crate) fn acquire(&self) -> ConnBufs {
