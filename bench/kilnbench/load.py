@@ -1,0 +1,133 @@
+"""Runs the load generators, pinned to CPU 1, each bounded in time.
+
+Every function returns a `Measurement` (parsed numbers, the exact command, the
+raw output) or raises `LoadError`. A run that overstays its limit is killed.
+"""
+
+from __future__ import annotations
+
+import json
+import selectors
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+from .parse import LoadResult, ParseError, parse_ab, parse_httperf, parse_wrk
+
+LOAD_CPU = "1"
+"""The CPU every load generator is pinned to; the server has CPU 0."""
+
+GRACE_S = 30
+"""Extra seconds a load generator gets past its nominal duration before it is killed."""
+
+WRK_TIMEOUT = "10s"
+"""wrk's per-request timeout: long enough for a 1000x50 bigtable queued behind 99 others."""
+
+PIPELINE_SCRIPT = Path(__file__).with_name("pipeline.lua")
+
+
+@dataclass(frozen=True)
+class Settings:
+    """How long and how hard each workload runs."""
+
+    duration_s: int = 10
+    warmup_s: int = 2
+    ab_requests: int = 100_000
+    httperf_rate: int = 1000
+    """New connections per second; each carries `httperf_calls` requests."""
+    httperf_calls: int = 10
+    idle_conns: int = 10_000
+    pipeline_depth: int = 16
+
+
+@dataclass
+class Measurement:
+    result: LoadResult
+    command: list[str]
+    output: str
+
+
+class LoadError(RuntimeError):
+    """The load generator failed, timed out or printed no report."""
+
+    def __init__(self, message: str, command: list[str], output: str = ""):
+        super().__init__(message)
+        self.command = command
+        self.output = output
+
+
+def _pinned(argv: list[str]) -> list[str]:
+    return ["taskset", "-c", LOAD_CPU, *argv]
+
+
+def _run(argv: list[str], limit_s: float, parse: Callable[[str], LoadResult]) -> Measurement:
+    command = _pinned(argv)
+    try:
+        done = subprocess.run(command, capture_output=True, text=True, timeout=limit_s, check=False)
+    except subprocess.TimeoutExpired as e:
+        output = (e.stdout or b"").decode(errors="replace") if isinstance(e.stdout, bytes) else (e.stdout or "")
+        raise LoadError(f"{argv[0]} killed after {limit_s:.0f}s", command, output) from None
+    output = done.stdout + done.stderr
+    try:
+        return Measurement(parse(output), command, output)
+    except ParseError as e:
+        raise LoadError(str(e), command, output) from None
+
+
+def wrk(port: int, path: str, conns: int, duration_s: int, pipeline_depth: int = 0) -> Measurement:
+    """`wrk -t1 -cN -dTs --latency`, pipelined through pipeline.lua if `pipeline_depth`."""
+    argv = ["wrk", "-t1", f"-c{conns}", f"-d{duration_s}s", "--timeout", WRK_TIMEOUT, "--latency"]
+    if pipeline_depth:
+        argv += ["-s", str(PIPELINE_SCRIPT)]
+    argv.append(f"http://127.0.0.1:{port}{path}")
+    if pipeline_depth:
+        argv += ["--", str(pipeline_depth)]
+    return _run(argv, duration_s + GRACE_S, parse_wrk)
+
+
+def ab(port: int, path: str, conns: int, requests: int) -> Measurement:
+    """The hello-world round-up: `ab -r -k -n N -c C`."""
+    argv = ["ab", "-r", "-k", "-n", str(requests), "-c", str(conns), "-s", "10", f"http://127.0.0.1:{port}{path}"]
+    # Even a slow server (1,000 req/s) finishes 100,000 requests in 100 s.
+    return _run(argv, requests / 1000 + GRACE_S, parse_ab)
+
+
+def httperf(port: int, path: str, settings: Settings) -> Measurement:
+    """A fixed-rate run: `httperf --rate R --num-calls C` for `duration_s` seconds of connections."""
+    argv = [
+        "httperf", "--hog", "--server", "127.0.0.1", "--port", str(port), "--uri", path,
+        "--rate", str(settings.httperf_rate),
+        "--num-conns", str(settings.httperf_rate * settings.duration_s),
+        "--num-calls", str(settings.httperf_calls),
+        "--timeout", "5",
+    ]  # fmt: skip
+    return _run(argv, settings.duration_s + GRACE_S, parse_httperf)
+
+
+def idle(port: int, path: str, conns: int, while_held: Callable[[], None]) -> Measurement:
+    """Open `conns` keep-alive connections (one request each), call `while_held`, close them."""
+    bench = Path(__file__).resolve().parents[1]
+    command = _pinned([sys.executable, "-m", "kilnbench.idle", "--port", str(port), "--conns", str(conns), "--path", path])
+    client = subprocess.Popen(command, cwd=bench, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        with selectors.DefaultSelector() as sel:
+            sel.register(client.stdout, selectors.EVENT_READ)
+            ready = sel.select(timeout=90)
+        line = client.stdout.readline() if ready else ""
+        if not line:
+            raise LoadError("idle client opened no connections within 90 s", command)
+        report = json.loads(line)
+        time.sleep(1.0)  # let the server settle its buffers before measuring
+        while_held()
+        client.stdin.write("\n")
+        client.stdin.flush()
+        client.wait(timeout=GRACE_S)
+    finally:
+        if client.poll() is None:
+            client.kill()
+            client.wait()
+    result = LoadResult(requests=report["answered"], socket_errors=conns - report["answered"])
+    return Measurement(result, command, line)

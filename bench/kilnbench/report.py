@@ -1,0 +1,411 @@
+"""What a run leaves behind: summary.md, README.md, commands.txt and one PNG chart per workload.
+
+raw.csv is written row by row while the run goes (runner.py); everything here
+is derived from those rows, so a report can be rebuilt from raw.csv alone
+(`bench/run --report DIR`).
+"""
+
+from __future__ import annotations
+
+import csv
+import os
+import platform
+import statistics
+import subprocess
+import sys
+from collections import defaultdict
+from dataclasses import dataclass
+from pathlib import Path
+
+from .workloads import BY_NAME as WORKLOADS
+
+MEASURED = "ok"
+REFERENCE = "floor"
+BASELINE = "kiln"
+
+
+@dataclass
+class Cell:
+    """The median of one server on one workload over its reps."""
+
+    server: str
+    workload: str
+    reps: int
+    rps: float | None
+    rps_min: float | None
+    rps_max: float | None
+    p50: float | None
+    p99: float | None
+    max: float | None
+    errors: int
+    rss_idle_kb: float | None
+    rss_peak_kb: float | None
+    cpu_s: float | None
+    requests: float | None
+
+
+def _num(value: str) -> float | None:
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return None
+
+
+def _median(values: list[float | None]) -> float | None:
+    present = [v for v in values if v is not None]
+    return statistics.median(present) if present else None
+
+
+def read_rows(path: Path) -> list[dict]:
+    with open(path, newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def cells(rows: list[dict]) -> dict[str, dict[str, Cell]]:
+    """workload -> server -> Cell, from the measured rows."""
+    grouped: dict[tuple[str, str], list[dict]] = defaultdict(list)
+    for row in rows:
+        if row["status"] == MEASURED and not row["workload"].startswith("("):
+            grouped[(row["workload"], row["server"])].append(row)
+    table: dict[str, dict[str, Cell]] = defaultdict(dict)
+    for (workload, server), group in grouped.items():
+        rps = [_num(r["rps"]) for r in group]
+        present = [v for v in rps if v is not None]
+        peaks = [v for v in (_num(r["rss_peak_kb"]) for r in group) if v is not None]
+        table[workload][server] = Cell(
+            server=server,
+            workload=workload,
+            reps=len(group),
+            rps=_median(rps),
+            rps_min=min(present) if present else None,
+            rps_max=max(present) if present else None,
+            p50=_median([_num(r["lat_p50_ms"]) for r in group]),
+            p99=_median([_num(r["lat_p99_ms"]) for r in group]),
+            max=max((v for v in (_num(r["lat_max_ms"]) for r in group) if v is not None), default=None),
+            errors=sum(int(_num(r["errors"]) or 0) for r in group),
+            rss_idle_kb=_median([_num(r["rss_idle_kb"]) for r in group]),
+            rss_peak_kb=max(peaks) if peaks else None,
+            cpu_s=_median([_num(r["cpu_s"]) for r in group]),
+            requests=_median([_num(r["requests"]) for r in group]),
+        )
+    return table
+
+
+def _workload_order(table: dict[str, dict[str, Cell]]) -> list[str]:
+    known = [w for w in WORKLOADS if w in table]
+    return known + sorted(w for w in table if w not in WORKLOADS)
+
+
+def _server_order(by_server: dict[str, Cell]) -> list[str]:
+    """The floor first (the reference line), then fastest first."""
+    rest = sorted((s for s in by_server if s != REFERENCE), key=lambda s: -(by_server[s].rps or 0))
+    return ([REFERENCE] if REFERENCE in by_server else []) + rest
+
+
+def _f(value: float | None, fmt: str = "{:,.0f}") -> str:
+    return "–" if value is None else fmt.format(value)
+
+
+def _mib(kb: float | None) -> str:
+    return "–" if kb is None else f"{kb / 1024:.1f}"
+
+
+def _ratio(value: float | None, base: float | None) -> str:
+    return "–" if value is None or not base else f"{value / base:.2f}"
+
+
+def _percent(value: float | None, base: float | None) -> str:
+    return "–" if value is None or not base else f"{100 * value / base:.0f}%"
+
+
+def _workload_table(workload: str, by_server: dict[str, Cell]) -> list[str]:
+    kiln = by_server.get(BASELINE)
+    floor = by_server.get(REFERENCE)
+    lines = [
+        "| server | req/s | vs kiln | of floor | p50 ms | p99 ms | max ms | errors | RSS idle MiB | RSS peak MiB | CPU s |",
+        "|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|",
+    ]
+    for name in _server_order(by_server):
+        c = by_server[name]
+        label = f"**{name}**" if name == BASELINE else (f"_{name} (reference)_" if name == REFERENCE else name)
+        lines.append(
+            f"| {label} | {_f(c.rps)} | {_ratio(c.rps, kiln.rps if kiln else None)} | "
+            f"{_percent(c.rps, floor.rps if floor else None)} | {_f(c.p50, '{:.2f}')} | {_f(c.p99, '{:.2f}')} | "
+            f"{_f(c.max, '{:.1f}')} | {c.errors} | {_mib(c.rss_idle_kb)} | {_mib(c.rss_peak_kb)} | {_f(c.cpu_s, '{:.1f}')} |"
+        )
+    return lines
+
+
+def _idle_table(rows: list[dict], table: dict[str, dict[str, Cell]]) -> list[str]:
+    at_start: dict[str, list[float | None]] = defaultdict(list)
+    for row in rows:
+        if row["workload"] == "(idle)" and row["status"] == MEASURED:
+            at_start[row["server"]].append(_num(row["rss_idle_kb"]))
+    held = table.get("idle-10k", {})
+    peaks: dict[str, float] = defaultdict(float)
+    for by_server in table.values():
+        for name, c in by_server.items():
+            if c.workload != "idle-10k":
+                peaks[name] = max(peaks[name], c.rss_peak_kb or 0)
+    names = sorted(set(at_start) | set(held), key=lambda s: (s != REFERENCE, s != BASELINE, s))
+    lines = [
+        "| server | RSS at start MiB | peak under load MiB | with idle conns MiB | idle conns held | KiB per conn |",
+        "|---|--:|--:|--:|--:|--:|",
+    ]
+    for name in names:
+        c = held.get(name)
+        per_conn = "–"
+        if c and c.rss_peak_kb and c.rss_idle_kb and c.requests:
+            per_conn = f"{(c.rss_peak_kb - c.rss_idle_kb) / c.requests:.2f}"
+        lines.append(
+            f"| {name} | {_mib(_median(at_start.get(name, [])))} | {_mib(peaks.get(name) or None)} | "
+            f"{_mib(c.rss_peak_kb if c else None)} | {_f(c.requests if c else None)} | {per_conn} |"
+        )
+    return lines
+
+
+def _access_log_table(table: dict[str, dict[str, Cell]]) -> list[str]:
+    pong = table.get("pong", {})
+    pairs = [(base, f"{base}+log") for base in (BASELINE, "nginx") if base in pong and f"{base}+log" in pong]
+    if not pairs:
+        return []
+    lines = ["| server | pong req/s, log off | log on | on ÷ off |", "|---|--:|--:|--:|"]
+    for off, on in pairs:
+        lines.append(f"| {off} | {_f(pong[off].rps)} | {_f(pong[on].rps)} | {_ratio(pong[on].rps, pong[off].rps)} |")
+    return lines
+
+
+def overview_table(table: dict[str, dict[str, Cell]], workloads: list[str]) -> list[str]:
+    """Median req/s of every server on the throughput workloads, floor first: the table for the project README."""
+    workloads = [w for w in workloads if w != "idle-10k"]
+    servers: set[str] = set()
+    for w in workloads:
+        servers |= set(table[w])
+    kiln_first = sorted(servers, key=lambda s: (s != REFERENCE, s != BASELINE, s))
+    lines = ["| server | " + " | ".join(workloads) + " |", "|---|" + "--:|" * len(workloads)]
+    for name in kiln_first:
+        cells_ = []
+        for w in workloads:
+            c = table[w].get(name)
+            kiln = table[w].get(BASELINE)
+            if c is None:
+                cells_.append("")
+            elif name == BASELINE or kiln is None:
+                cells_.append(_f(c.rps))
+            else:
+                cells_.append(f"{_f(c.rps)} ({_ratio(c.rps, kiln.rps)})")
+        label = f"_{name}_" if name == REFERENCE else (f"**{name}**" if name == BASELINE else name)
+        lines.append(f"| {label} | " + " | ".join(cells_) + " |")
+    return lines
+
+
+def _not_run(rows: list[dict]) -> list[str]:
+    seen = set()
+    lines = ["| server | workload | status | why |", "|---|---|---|---|"]
+    for row in rows:
+        if row["status"] == MEASURED:
+            continue
+        key = (row["server"], row["workload"], row["status"], row["note"])
+        if key in seen:
+            continue
+        seen.add(key)
+        note = row["note"].replace("|", "\\|")
+        lines.append(f"| {row['server']} | {row['workload']} | {row['status']} | {note} |")
+    return lines if len(lines) > 2 else []
+
+
+def write_summary(out: Path, rows: list[dict], title: str, settings_line: str) -> dict[str, dict[str, Cell]]:
+    table = cells(rows)
+    workloads = _workload_order(table)
+    md = [
+        f"# {title}",
+        "",
+        settings_line,
+        "",
+        "Each figure is the median over the repetitions; servers alternated between repetitions. "
+        "`vs kiln` is req/s divided by kiln's in the same run; `of floor` is the share of the C "
+        "floor's req/s (the machine's limit). Errors count non-2xx responses, socket errors and timeouts. "
+        "RSS is summed over the server's processes; peak is the highest VmRSS sampled during the workload.",
+        "",
+        "## Overview: req/s (ratio to kiln)",
+        "",
+        *overview_table(table, workloads),
+    ]
+    for workload in workloads:
+        w = WORKLOADS.get(workload)
+        what = f" — {w.description}" if w else ""
+        if workload == "idle-10k":
+            continue
+        md += ["", f"## {workload}{what}", "", f"![{workload}](plot-{workload}.png)", "", *_workload_table(workload, table[workload])]
+    md += ["", "## Memory", "", *_idle_table(rows, table)]
+    access = _access_log_table(table)
+    if access:
+        md += ["", "## Access log on vs off", "", *access]
+    not_run = _not_run(rows)
+    if not_run:
+        md += ["", "## Not measured", "", *not_run]
+    (out / "summary.md").write_text("\n".join(md) + "\n")
+    return table
+
+
+def write_plots(out: Path, table: dict[str, dict[str, Cell]]) -> list[str]:
+    """One horizontal bar chart per workload (req/s, min–max whiskers); idle-10k charts memory."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    written = []
+    for workload, by_server in table.items():
+        names = _server_order(by_server)
+        if workload == "idle-10k":
+            values = [(by_server[n].rss_peak_kb or 0) / 1024 for n in names]
+            errors = None
+            xlabel = f"server RSS with {_f(max(c.requests or 0 for c in by_server.values()))} idle connections (MiB)"
+        else:
+            values = [by_server[n].rps or 0 for n in names]
+            low = [v - (by_server[n].rps_min or v) for n, v in zip(names, values)]
+            high = [(by_server[n].rps_max or v) - v for n, v in zip(names, values)]
+            errors = [low, high]
+            xlabel = "requests per second (median, whiskers: min–max over reps)"
+        colours = ["#999999" if n == REFERENCE else "#d9531e" if n == BASELINE else "#4a7ab5" for n in names]
+        fig, ax = plt.subplots(figsize=(8, 0.45 * len(names) + 1.4))
+        ax.barh(names[::-1], values[::-1], color=colours[::-1], xerr=[e[::-1] for e in errors] if errors else None)
+        for i, v in enumerate(values[::-1]):
+            ax.text(v, i, f" {v:,.0f}" if workload != "idle-10k" else f" {v:.1f}", va="center", fontsize=8)
+        w = WORKLOADS.get(workload)
+        ax.set_title(f"{workload}: {w.description}" if w else workload, fontsize=10)
+        ax.set_xlabel(xlabel, fontsize=9)
+        ax.margins(x=0.15)
+        fig.tight_layout()
+        name = f"plot-{workload}.png"
+        fig.savefig(out / name, dpi=100)
+        plt.close(fig)
+        written.append(name)
+    return written
+
+
+def _first_line(argv: list[str]) -> str:
+    try:
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=10, check=False)
+    except (OSError, subprocess.TimeoutExpired):
+        return "not found"
+    lines = (done.stdout + done.stderr).strip().splitlines()
+    return lines[0] if lines else "unknown"
+
+
+def machine() -> list[str]:
+    """A description of this machine, one fact a line."""
+    model = "unknown"
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                model = line.split(":", 1)[1].strip()
+                break
+        mem_kb = int(Path("/proc/meminfo").read_text().split()[1])
+    except (OSError, ValueError):
+        mem_kb = 0
+    distro = "unknown"
+    try:
+        for line in Path("/etc/os-release").read_text().splitlines():
+            if line.startswith("PRETTY_NAME="):
+                distro = line.split("=", 1)[1].strip('"')
+    except OSError:
+        pass
+    uname = platform.uname()
+    return [
+        f"- CPU: {model}, {os.cpu_count()} logical CPUs",
+        f"- memory: {mem_kb / 1024 / 1024:.1f} GiB",
+        f"- kernel: {uname.system} {uname.release} {uname.version} {uname.machine}",
+        f"- OS: {distro}",
+        f"- load average at report time: {' '.join(f'{x:.2f}' for x in os.getloadavg())}",
+    ]
+
+
+def tool_versions() -> list[str]:
+    return [
+        f"- wrk: {_first_line(['wrk', '-v'])}",
+        f"- ab: {_first_line(['ab', '-V'])}",
+        f"- httperf: {_first_line(['httperf', '--version'])}",
+        f"- Python: {sys.version.split()[0]}",
+    ]
+
+
+def write_readme(
+    out: Path,
+    title: str,
+    invocation: str,
+    note: str,
+    settings_lines: list[str],
+    versions: dict[str, str],
+    descriptions: dict[str, str],
+    commands: list[str],
+    load_at_start: str,
+) -> None:
+    builds = [c for c in commands if " build" in c or c.startswith("cc ") or "venv" in c or "pip" in c]
+    starts = [c for c in commands if c.startswith("taskset -c 0")]
+    loads = [c for c in commands if c.startswith("taskset -c 1")]
+    first_server_loads = []
+    port = None
+    for c in loads:
+        this = c.split("127.0.0.1")[-1].split("/")[0] if "127.0.0.1" in c else None
+        port = port or this
+        if this == port:
+            first_server_loads.append(c)
+    md = [
+        f"# {title}",
+        "",
+        f"Made with `{invocation}`.",
+        "",
+        *([note, ""] if note else []),
+        "## Machine",
+        "",
+        *machine(),
+        f"- load average when the run started: {load_at_start}",
+        "",
+        "## Load generators",
+        "",
+        *tool_versions(),
+        "",
+        "## Servers",
+        "",
+        "| server | what | version |",
+        "|---|---|---|",
+        *(f"| {name} | {descriptions.get(name, '')} | {v} |" for name, v in versions.items()),
+        "",
+        "## Settings",
+        "",
+        *settings_lines,
+        "",
+        "## Exact commands",
+        "",
+        "Builds:",
+        "",
+        "```",
+        *dict.fromkeys(builds),
+        "```",
+        "",
+        "Server starts (each on a fresh free port; env: PORT, STATIC_DIR, and GOMAXPROCS=1 for go):",
+        "",
+        "```",
+        *starts[: len(versions)],
+        "```",
+        "",
+        "Load runs against the first server started (every server gets the same, on its own port; "
+        "each measured run is preceded by a warm-up run of the same kind). All commands in order are in "
+        "`commands.txt`; each run's raw output is in `output/`, server logs in `logs/`.",
+        "",
+        "```",
+        *dict.fromkeys(first_server_loads),
+        "```",
+        "",
+        "## Files",
+        "",
+        "- `summary.md`: the tables (medians, ratios to kiln, share of the floor) and charts",
+        "- `raw.csv`: one row per server × workload × repetition, plus `(idle)` rows (RSS right after start) "
+        "and rows for what could not be measured",
+        "- `plot-<workload>.png`: one chart per workload",
+    ]
+    (out / "README.md").write_text("\n".join(md) + "\n")
+    (out / "commands.txt").write_text("\n".join(commands) + "\n")
+

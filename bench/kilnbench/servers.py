@@ -1,0 +1,307 @@
+"""The registry of servers: kiln and every peer under bench/peers/<name>/.
+
+Adding a server is one folder under bench/peers/ and one entry in `SERVERS`
+(usually one call to `cargo_peer`, `command_peer`, ...). An entry says how to
+build the server, how to start it on a given port with one worker, and how to
+name its version. Every peer reads its port from `PORT`, the static-file folder
+from `STATIC_DIR` and, if it talks to a database, its URL from `DATABASE_URL`.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+from dataclasses import dataclass, field
+from pathlib import Path
+from string import Template
+from typing import Callable
+
+
+@dataclass(frozen=True)
+class Paths:
+    """Where things live, all absolute."""
+
+    root: Path
+
+    @property
+    def bench(self) -> Path:
+        return self.root / "bench"
+
+    @property
+    def peers(self) -> Path:
+        return self.bench / "peers"
+
+    @property
+    def build(self) -> Path:
+        return self.bench / ".build"
+
+    @property
+    def static(self) -> Path:
+        return self.bench / "static"
+
+
+@dataclass(frozen=True)
+class Step:
+    """One build command."""
+
+    argv: list[str]
+    cwd: Path
+    env: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Launch:
+    """How to start a server: the command, its environment, and files to delete once it stops."""
+
+    argv: list[str]
+    env: dict[str, str] = field(default_factory=dict)
+    cwd: Path | None = None
+    cleanup: tuple[Path, ...] = ()
+
+
+@dataclass(frozen=True)
+class Options:
+    """Run-wide settings a server may need at start."""
+
+    database_url: str | None = None
+
+
+class Unsupported(RuntimeError):
+    """This server cannot run in this configuration (e.g. a flag kiln does not have yet)."""
+
+
+@dataclass(frozen=True)
+class Server:
+    """One entry of the registry."""
+
+    name: str
+    description: str
+    build: Callable[[Paths], list[Step]]
+    launch: Callable[[Paths, int, Options], Launch]
+    version: Callable[[Paths], str]
+    tools: dict[str, str] = field(default_factory=dict)
+    """Executables it needs, each with the Debian package that provides it."""
+    workloads: frozenset[str] | None = None
+    """If set, only these workloads run (the floor answers every path alike)."""
+    checks_body: bool = True
+    """Whether probes check the response body against the contract."""
+
+
+def _output(argv: list[str], cwd: Path | None = None) -> str:
+    """Everything a command prints (stdout then stderr), stripped; "" if it cannot run."""
+    try:
+        done = subprocess.run(argv, cwd=cwd, capture_output=True, text=True, timeout=30, check=False)
+    except (OSError, subprocess.TimeoutExpired):
+        return ""
+    return (done.stdout + done.stderr).strip()
+
+
+def _first_line(argv: list[str], cwd: Path | None = None) -> str:
+    """The first line a command prints, for version strings."""
+    lines = _output(argv, cwd).splitlines()
+    return lines[0] if lines else "unknown"
+
+
+def _locked_version(lock: Path, crate: str) -> str:
+    try:
+        text = lock.read_text()
+    except OSError:
+        return "?"
+    found = re.search(rf'name = "{re.escape(crate)}"\nversion = "([^"]+)"', text)
+    return found.group(1) if found else "?"
+
+
+def _peer_env(paths: Paths, port: int, opts: Options) -> dict[str, str]:
+    env = {"PORT": str(port), "STATIC_DIR": str(paths.static)}
+    if opts.database_url:
+        env["DATABASE_URL"] = opts.database_url
+    return env
+
+
+# ---------------------------------------------------------------- kiln
+
+
+def _kiln_binary(paths: Paths) -> Path:
+    return paths.root / "target" / "release" / "kiln-demo"
+
+
+def _kiln_flags(paths: Paths) -> str:
+    """kiln-demo's --help: which flags this build of kiln already has."""
+    return _output([str(_kiln_binary(paths)), "--help"])
+
+
+def kiln(name: str, access_log: bool) -> Server:
+    """kiln-demo from this checkout, one worker; `access_log` turns its access log on."""
+
+    def build(paths: Paths) -> list[Step]:
+        return [Step(["cargo", "build", "--release", "-p", "kiln-demo"], paths.root)]
+
+    def launch(paths: Paths, port: int, opts: Options) -> Launch:
+        flags = _kiln_flags(paths)
+        argv = [str(_kiln_binary(paths)), "--workers", "1", "--listen", f"127.0.0.1:{port}"]
+        cleanup: tuple[Path, ...] = ()
+        if "--access-log" in flags:
+            log = paths.build / "logs" / f"{name}-access.log"
+            log.parent.mkdir(parents=True, exist_ok=True)
+            argv += ["--access-log", str(log) if access_log else "off"]
+            cleanup = (log,)
+        elif access_log:
+            raise Unsupported("kiln-demo has no --access-log flag yet")
+        if opts.database_url and "--database" in flags:
+            argv += ["--database", opts.database_url]
+        return Launch(argv, cwd=paths.root, cleanup=cleanup)
+
+    def version(paths: Paths) -> str:
+        rev = _first_line(["git", "rev-parse", "--short", "HEAD"], paths.root)
+        dirty = _output(["git", "status", "--porcelain", "--", "crates", "app", "Cargo.lock"], paths.root)
+        state = " + uncommitted changes" if dirty else ""
+        binary = _first_line([str(_kiln_binary(paths)), "--version"])
+        return f"{binary} (git {rev}{state}), {_first_line(['rustc', '--version'])}"
+
+    what = "kiln-demo, access log on" if access_log else "kiln-demo, access log off"
+    return Server(name, what, build, launch, version, tools={"cargo": "cargo"})
+
+
+# ---------------------------------------------------------------- peers
+
+
+def cargo_peer(name: str, binary: str, crate: str, description: str) -> Server:
+    """A Rust peer: its own cargo project in peers/<name>, built into .build/<name>."""
+
+    def build(paths: Paths) -> list[Step]:
+        manifest = paths.peers / name / "Cargo.toml"
+        target = paths.build / name
+        return [Step(["cargo", "build", "--release", "--manifest-path", str(manifest), "--target-dir", str(target)], paths.root)]
+
+    def launch(paths: Paths, port: int, opts: Options) -> Launch:
+        return Launch([str(paths.build / name / "release" / binary)], _peer_env(paths, port, opts))
+
+    def version(paths: Paths) -> str:
+        return f"{crate} {_locked_version(paths.peers / name / 'Cargo.lock', crate)}, {_first_line(['rustc', '--version'])}"
+
+    return Server(name, description, build, launch, version, tools={"cargo": "cargo"})
+
+
+def floor() -> Server:
+    def build(paths: Paths) -> list[Step]:
+        (paths.build / "floor").mkdir(parents=True, exist_ok=True)
+        source = paths.peers / "floor" / "floor.c"
+        return [Step(["cc", "-O2", "-o", str(paths.build / "floor" / "floor"), str(source)], paths.root)]
+
+    def launch(paths: Paths, port: int, opts: Options) -> Launch:
+        return Launch([str(paths.build / "floor" / "floor")], _peer_env(paths, port, opts))
+
+    return Server(
+        "floor",
+        "C epoll loop, one canned response per read, no parsing: the machine's limit",
+        build,
+        launch,
+        lambda paths: _first_line(["cc", "--version"]),
+        tools={"cc": "gcc"},
+        workloads=frozenset({"pong", "hello", "plaintext", "hello-ab", "pong-httperf", "idle-10k"}),
+        checks_body=False,
+    )
+
+
+def go() -> Server:
+    def build(paths: Paths) -> list[Step]:
+        out = paths.build / "go" / "peer-go"
+        return [Step(["go", "build", "-o", str(out), "."], paths.peers / "go", {"CGO_ENABLED": "0"})]
+
+    def launch(paths: Paths, port: int, opts: Options) -> Launch:
+        env = _peer_env(paths, port, opts) | {"GOMAXPROCS": "1"}
+        return Launch([str(paths.build / "go" / "peer-go")], env)
+
+    return Server("go", "Go net/http, GOMAXPROCS=1", build, launch, lambda p: _first_line(["go", "version"]), tools={"go": "golang-go"})
+
+
+def node() -> Server:
+    def launch(paths: Paths, port: int, opts: Options) -> Launch:
+        return Launch(["node", str(paths.peers / "node" / "server.js")], _peer_env(paths, port, opts))
+
+    return Server(
+        "node",
+        "Node.js http module, one process",
+        lambda paths: [],
+        launch,
+        lambda p: "node " + _first_line(["node", "--version"]),
+        tools={"node": "nodejs"},
+    )
+
+
+def tornado() -> Server:
+    def venv(paths: Paths) -> Path:
+        return paths.build / "tornado" / "venv"
+
+    def build(paths: Paths) -> list[Step]:
+        requirements = paths.peers / "tornado" / "requirements.txt"
+        return [
+            Step(["python3", "-m", "venv", str(venv(paths))], paths.root),
+            Step([str(venv(paths) / "bin" / "pip"), "install", "-q", "-r", str(requirements)], paths.root),
+        ]
+
+    def launch(paths: Paths, port: int, opts: Options) -> Launch:
+        python = str(venv(paths) / "bin" / "python")
+        return Launch([python, str(paths.peers / "tornado" / "server.py")], _peer_env(paths, port, opts))
+
+    def version(paths: Paths) -> str:
+        python = str(venv(paths) / "bin" / "python")
+        return "tornado " + _first_line([python, "-c", "import sys, tornado; print(tornado.version, 'on Python', sys.version.split()[0])"])
+
+    return Server("tornado", "Python tornado, one process", build, launch, version, tools={"python3": "python3"})
+
+
+def nginx(name: str, open_file_cache: bool, access_log: bool) -> Server:
+    """nginx from Debian, one worker, config rendered from peers/nginx/nginx.conf.template."""
+
+    def prefix(paths: Paths) -> Path:
+        return paths.build / "nginx" / name
+
+    def launch(paths: Paths, port: int, opts: Options) -> Launch:
+        home = prefix(paths)
+        home.mkdir(parents=True, exist_ok=True)
+        log = home / "access.log"
+        template = Template((paths.peers / "nginx" / "nginx.conf.template").read_text())
+        conf = template.substitute(
+            prefix=home,
+            port=port,
+            static=paths.static,
+            user="user root;" if os.geteuid() == 0 else "",
+            access_log=f"{log} combined buffer=64k" if access_log else "off",
+            open_file_cache=(
+                "open_file_cache max=1000 inactive=60s; open_file_cache_valid 60s;" if open_file_cache else "open_file_cache off;"
+            ),
+        )
+        (home / "nginx.conf").write_text(conf)
+        argv = ["nginx", "-p", str(home), "-e", str(home / "error.log"), "-c", str(home / "nginx.conf")]
+        return Launch(argv, cleanup=(log,))
+
+    cache = "open_file_cache on" if open_file_cache else "open_file_cache off"
+    log = "access log on" if access_log else "access log off"
+    return Server(
+        name,
+        f"nginx, 1 worker, {cache}, {log}",
+        lambda paths: [],
+        launch,
+        lambda p: _first_line(["nginx", "-v"]),
+        tools={"nginx": "nginx"},
+    )
+
+
+SERVERS: list[Server] = [
+    kiln("kiln", access_log=False),
+    kiln("kiln+log", access_log=True),
+    floor(),
+    cargo_peer("actix", "peer-actix", "actix-web", "actix-web 4, 1 worker; bigtable with maud"),
+    cargo_peer("axum", "peer-axum", "axum", "axum on a current-thread tokio runtime"),
+    cargo_peer("may-minihttp", "peer-may-minihttp", "may_minihttp", "may-minihttp, 1 worker"),
+    go(),
+    node(),
+    tornado(),
+    nginx("nginx", open_file_cache=True, access_log=False),
+    nginx("nginx-nocache", open_file_cache=False, access_log=False),
+    nginx("nginx+log", open_file_cache=True, access_log=True),
+]
+
+BY_NAME = {s.name: s for s in SERVERS}

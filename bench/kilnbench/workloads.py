@@ -1,0 +1,136 @@
+"""The registry of workloads: which endpoint, which load generator, and what a correct answer is.
+
+Before a server's first run of a workload its endpoint is probed once: a 404
+means the server does not have it (no row, not an error); any other non-200,
+or a body that breaks the contract of DESIGN.md, is a row saying so.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Callable
+
+Check = Callable[[bytes], "str | None"]
+"""Returns None if a body honours the contract, else what is wrong with it."""
+
+BIGTABLE_ROWS, BIGTABLE_COLS = 1000, 50
+QUERIES = 20
+MIX_EVERY = 10
+
+
+def _exactly(expected: bytes) -> Check:
+    def check(body: bytes) -> str | None:
+        return None if body == expected else f"body {body[:40]!r}, expected {expected!r}"
+
+    return check
+
+
+def _json_message(body: bytes) -> str | None:
+    try:
+        value = json.loads(body)
+    except ValueError:
+        return f"not JSON: {body[:40]!r}"
+    return None if value == {"message": "Hello, World!"} else f"wrong JSON: {body[:60]!r}"
+
+
+def _bigtable(body: bytes) -> str | None:
+    cells = body.count(b"<td")
+    expected = BIGTABLE_ROWS * BIGTABLE_COLS
+    return None if cells == expected else f"{cells} <td> cells, expected {expected}"
+
+
+def _world(value: object) -> bool:
+    return isinstance(value, dict) and {k.lower() for k in value} >= {"id", "randomnumber"}
+
+
+def _one_world(body: bytes) -> str | None:
+    try:
+        return None if _world(json.loads(body)) else f"not a World row: {body[:60]!r}"
+    except ValueError:
+        return f"not JSON: {body[:40]!r}"
+
+
+def _worlds(count: int) -> Check:
+    def check(body: bytes) -> str | None:
+        try:
+            rows = json.loads(body)
+        except ValueError:
+            return f"not JSON: {body[:40]!r}"
+        if isinstance(rows, list) and len(rows) == count and all(_world(r) for r in rows):
+            return None
+        return f"expected a list of {count} World rows: {body[:60]!r}"
+
+    return check
+
+
+def _fortunes(body: bytes) -> str | None:
+    text = body.decode("utf-8", "replace")
+    if "<table" in text and "Additional fortune added at request time." in text and "&lt;script&gt;" in text:
+        return None
+    return "missing the table, the added fortune or the escaped <script>"
+
+
+def _json_any(body: bytes) -> str | None:
+    try:
+        json.loads(body)
+        return None
+    except ValueError:
+        return f"not JSON: {body[:40]!r}"
+
+
+@dataclass(frozen=True)
+class Workload:
+    """One measured scenario."""
+
+    name: str
+    path: str
+    tool: str
+    """`wrk`, `wrk-pipeline`, `ab`, `httperf` or `idle`."""
+    check: Check
+    description: str
+    conns: int = 100
+    quick: bool = True
+    """Whether `--quick` runs it."""
+
+
+WORKLOADS: list[Workload] = [
+    Workload("pong", "/pong", "wrk", _exactly(b"PONG"), "Snap's pong, keep-alive"),
+    Workload("hello", "/hello", "wrk", _exactly(b"Hello World!"), "hello world, keep-alive"),
+    Workload("plaintext", "/plaintext", "wrk", _exactly(b"Hello, World!"), "TechEmpower plaintext, keep-alive"),
+    Workload(
+        "plaintext-pipelined", "/plaintext", "wrk-pipeline", _exactly(b"Hello, World!"), "plaintext, pipelined depth 16"
+    ),
+    Workload("json", "/json", "wrk", _json_message, "TechEmpower JSON, serialised per request"),
+    Workload("static", "/static/hello.txt", "wrk", _exactly(b"Hello, World!"), "13-byte static file"),
+    Workload(
+        "bigtable",
+        f"/bigtable?rows={BIGTABLE_ROWS}&cols={BIGTABLE_COLS}",
+        "wrk",
+        _bigtable,
+        f"Yesod bigtable, {BIGTABLE_ROWS}x{BIGTABLE_COLS} HTML table per request",
+    ),
+    Workload("db", "/db", "wrk", _one_world, "TechEmpower single query"),
+    Workload("queries", f"/queries?queries={QUERIES}", "wrk", _worlds(QUERIES), f"TechEmpower {QUERIES} queries"),
+    Workload("fortunes", "/fortunes", "wrk", _fortunes, "TechEmpower fortunes"),
+    Workload("updates", f"/updates?queries={QUERIES}", "wrk", _worlds(QUERIES), f"TechEmpower {QUERIES} updates"),
+    *(
+        Workload(
+            f"mix-{mode}-c{conns}",
+            f"/mix/{mode}?every={MIX_EVERY}",
+            "wrk",
+            _json_any,
+            f"{mode} database access, a long query every {MIX_EVERY} requests, {conns} connections",
+            conns=conns,
+            quick=conns == 100,
+        )
+        for mode in ("blocking", "async")
+        for conns in (10, 100, 1000)
+    ),
+    Workload("hello-ab", "/hello", "ab", _exactly(b"Hello World!"), "hello-world round-up: ab -r -k -c 100"),
+    Workload("pong-httperf", "/pong", "httperf", _exactly(b"PONG"), "Snap's pong at a fixed rate (httperf)"),
+    Workload("static-httperf", "/static/hello.txt", "httperf", _exactly(b"Hello, World!"), "Snap's file at a fixed rate"),
+    Workload("idle-10k", "/pong", "idle", _exactly(b"PONG"), "memory with 10,000 idle keep-alive connections"),
+]
+
+BY_NAME = {w.name: w for w in WORKLOADS}
