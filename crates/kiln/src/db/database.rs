@@ -90,8 +90,8 @@ impl Database {
             }
             Backend::Sqlite(SqlitePool::open(&PathBuf::from(path), options.sqlite_readers, options.long_query)?)
         } else if url.starts_with("postgres://") || url.starts_with("postgresql://") {
-            let mut config = tokio_postgres::Config::from_str(url)
-                .map_err(|e| DbError::Open(format!("bad PostgreSQL URL: {e}")))?;
+            let mut config =
+                tokio_postgres::Config::from_str(url).map_err(|e| DbError::Open(format!("bad PostgreSQL URL: {e}")))?;
             config.connect_timeout(options.connect_timeout);
             Backend::Postgres(Arc::new(PgSettings {
                 config,
@@ -237,7 +237,7 @@ impl WorkerDb {
     pub fn mix_is_long(&self, every: u64) -> bool {
         let n = self.mix_count.get().wrapping_add(1);
         self.mix_count.set(n);
-        n.is_multiple_of(every.max(1))
+        n % every.max(1) == 0
     }
 
     /// The `/mix` workload, awaited without blocking the worker: one short query,

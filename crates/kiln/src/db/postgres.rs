@@ -110,7 +110,8 @@ impl Slot {
             match backoff {
                 Err(pending) => pending,
                 Ok(backoff) => {
-                    let attempt = connect(Rc::downgrade(self), Arc::clone(&self.settings), backoff).boxed_local().shared();
+                    let attempt =
+                        connect(Rc::downgrade(self), Arc::clone(&self.settings), backoff).boxed_local().shared();
                     *state = State::Connecting(attempt.clone());
                     attempt
                 }

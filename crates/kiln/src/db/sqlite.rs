@@ -209,7 +209,11 @@ impl SqliteWorker {
         .await
     }
 
-    fn mix_job(&self, id: i32, long: bool) -> impl FnOnce(&mut Connection) -> rusqlite::Result<Vec<World>> + Send + use<> {
+    fn mix_job(
+        &self,
+        id: i32,
+        long: bool,
+    ) -> impl FnOnce(&mut Connection) -> rusqlite::Result<Vec<World>> + Send + use<> {
         let slow_rows = self.pool.slow_rows;
         move |conn| {
             let mut rows = vec![conn.prepare_cached(SELECT_WORLD)?.query_row([id], world_from)?];
