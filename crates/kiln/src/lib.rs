@@ -2,5 +2,6 @@
 //! static files, access log, database).
 
 pub mod db;
+pub mod static_files;
 
 pub use kiln_http as http;
