@@ -35,6 +35,9 @@ mod config;
 mod conn;
 mod encode;
 mod error;
+#[cfg(feature = "fuzzing")]
+#[doc(hidden)]
+pub mod fuzzing;
 mod parse;
 mod request;
 mod response;
