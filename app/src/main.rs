@@ -1,11 +1,15 @@
 //! kiln-demo: the benchmark endpoints and the demo site, one binary.
 
+mod bench_routes;
+mod db_routes;
+
 use std::net::SocketAddr;
 use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::Parser;
-use kiln_http::{Request, Response, Server, StatusCode, service_fn};
+use kiln::App;
+use kiln_http::Server;
 
 /// Serve the kiln demo site and the benchmark endpoints.
 #[derive(Debug, Parser)]
@@ -20,20 +24,8 @@ struct Args {
     /// Seconds in-flight requests get to finish after SIGTERM or SIGINT.
     #[arg(long, env = "KILN_SHUTDOWN_GRACE", default_value_t = 10)]
     shutdown_grace: u64,
-}
-
-fn demo(req: Request<'_>, res: &mut Response) {
-    let body: &'static [u8] = match req.path() {
-        "/pong" => b"PONG",
-        "/hello" => b"Hello World!",
-        "/plaintext" => b"Hello, World!",
-        _ => {
-            res.set_status(StatusCode::NOT_FOUND);
-            b"not found\n"
-        }
-    };
-    res.set_content_type("text/plain");
-    res.set_body_static(body);
+    #[command(flatten)]
+    db: db_routes::DbArgs,
 }
 
 fn main() -> ExitCode {
@@ -42,7 +34,15 @@ fn main() -> ExitCode {
     if let Some(n) = args.workers {
         server = server.workers(n);
     }
-    let handle = match server.serve(|_worker| service_fn(demo)) {
+    let database = match args.db.open() {
+        Ok(database) => database,
+        Err(e) => {
+            eprintln!("kiln-demo: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let app = App::new(move |_worker| database.worker()).mount(bench_routes::mount).mount(db_routes::mount);
+    let handle = match kiln::serve(app, server) {
         Ok(handle) => handle,
         Err(e) => {
             eprintln!("kiln-demo: {e}");

@@ -1,7 +1,86 @@
-//! kiln: the framework on top of `kiln-http` (routing, extractors, responses, HTML,
-//! static files, access log, database).
+//! kiln: a web framework with statically checked links, on a thread-per-core
+//! HTTP/1.1 engine.
+//!
+//! - **Typed routes**: a route is a type (`#[derive(Route)]`), its value is its link;
+//!   a link to a missing route or with a wrongly typed parameter does not compile.
+//!   Route conflicts are reported at start-up, naming both routes.
+//! - **Handlers** are `async fn`s taking extractors ([`Query`], [`Form`], [`Json`],
+//!   [`Headers`], [`Cookies`], [`State`], the body, the head) and returning anything
+//!   [`IntoResponse`]; each refusal is its own [rejection](rejection) type.
+//! - **Per-worker state**: built once per worker, so it may be `!Send` and needs no locks.
+//! - **Responses** written straight into the connection's reusable buffer: JSON with
+//!   serde_json, HTML with maud.
+//! - `HEAD` from `GET`, `405` with `Allow`, a trailing-slash policy, [middleware],
+//!   and an in-process [`TestClient`](test::TestClient).
+//!
+//! ```
+//! use kiln::{App, Json, Route};
+//! use serde::Serialize;
+//!
+//! #[derive(Route)]
+//! #[route("/writings/{page}")]
+//! struct Writing {
+//!     page: u32,
+//!     lang: Option<String>,
+//! }
+//!
+//! #[derive(Serialize)]
+//! struct Page {
+//!     number: u32,
+//!     next: String,
+//! }
+//!
+//! async fn writing(route: Writing) -> Json<Page> {
+//!     let next = Writing { page: route.page + 1, lang: route.lang };
+//!     Json(Page { number: route.page, next: next.to_string() })
+//! }
+//!
+//! let app = App::new(|_worker| ()).route(writing);
+//! # let mut client = kiln::test::TestClient::new(app);
+//! # let res = client.get("/writings/7?lang=fr");
+//! # assert_eq!(res.text(), r#"{"number":7,"next":"/writings/8?lang=fr"}"#);
+//! // kiln::serve(app, kiln::http::Server::new())?.run_until_signal()?;
+//! ```
 
+extern crate self as kiln;
+
+mod app;
+mod cookie;
 pub mod db;
-pub mod static_files;
+mod extract;
+mod form;
+mod handler;
+mod html;
+mod json;
+pub mod middleware;
+pub mod rejection;
+mod response;
+mod route;
+mod service;
+pub mod test;
 
 pub use kiln_http as http;
+pub use kiln_http::{Bytes, Method, Request, Response, StatusCode};
+pub use kiln_macros::Route;
+pub use maud;
+
+pub use app::{App, BuildError, DEFAULT_BODY_LIMIT, TrailingSlash};
+pub use cookie::{Cookies, SetCookie};
+pub use extract::{FromRequest, Headers, RequestContext, RequestHead, State};
+pub use form::{Form, Query};
+pub use handler::{Handler, RouteHandler};
+pub use html::{Html, Rendered};
+pub use json::Json;
+pub use rejection::Rejection;
+pub use response::{Header, IntoResponse, IntoResponseParts, Redirect};
+pub use route::Route;
+pub use service::{AppFactory, AppService, IntoMakeService, MakeService, ServeError, serve};
+
+/// Route matching support; [`PathParams`](routing::PathParams) is what a route is
+/// built from.
+pub mod routing {
+    pub use crate::route::PathParams;
+}
+
+#[doc(hidden)]
+pub use route::__private;

@@ -1,0 +1,207 @@
+//! Extractors: what a handler's arguments are made from.
+//!
+//! The engine reads the whole body before the app runs, so extraction is synchronous:
+//! every argument is built, or the first failure is rendered, before the handler's
+//! future exists.
+
+use std::ops::Deref;
+use std::rc::Rc;
+
+use kiln_http::{Bytes, Method, Request, Version};
+
+use crate::rejection::{Internal, InvalidBody, MissingHeader, Rejection};
+use crate::route::{PathParams, Route};
+use crate::service::Shared;
+
+/// Everything an extractor may look at: the request, the matched route and the
+/// worker's state.
+pub struct RequestContext<'a, S> {
+    pub(crate) req: Request<'a>,
+    pub(crate) params: PathParams<'a, 'a>,
+    pub(crate) pattern: Option<&'a str>,
+    pub(crate) state: &'a Rc<S>,
+    pub(crate) shared: &'a Shared<S>,
+}
+
+impl<'a, S> RequestContext<'a, S> {
+    /// The request.
+    pub fn request(&self) -> Request<'a> {
+        self.req
+    }
+
+    /// The parameters the matched pattern captured.
+    pub fn params(&self) -> &PathParams<'a, 'a> {
+        &self.params
+    }
+
+    /// The pattern that matched, or `None` in the fallback.
+    pub fn pattern(&self) -> Option<&'a str> {
+        self.pattern
+    }
+
+    /// This worker's state.
+    pub fn state(&self) -> &'a Rc<S> {
+        self.state
+    }
+
+    /// The largest body `Json` and `Form` accept.
+    pub fn body_limit(&self) -> usize {
+        self.shared.body_limit
+    }
+}
+
+/// Builds a handler argument from the request.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be extracted from a request",
+    label = "not an extractor",
+    note = "a handler argument must implement `FromRequest`: a typed route, `Query<T>`, `Form<T>`, `Json<T>`, `Headers`, `Cookies`, `State<S>`, `RequestHead`, `Method`, `Bytes` or `String` (the body)"
+)]
+pub trait FromRequest<S>: Sized {
+    /// Builds the value, or says why the request is refused.
+    fn from_request(cx: &RequestContext<'_, S>) -> Result<Self, Rejection>;
+}
+
+impl<S, R: Route> FromRequest<S> for R {
+    fn from_request(cx: &RequestContext<'_, S>) -> Result<Self, Rejection> {
+        if cx.pattern != Some(R::PATTERN) {
+            let msg = format!(
+                "handler asks for route `{}` ({}) but the request matched {:?}",
+                std::any::type_name::<R>(),
+                R::PATTERN,
+                cx.pattern
+            );
+            return Err(Internal::new(msg).into());
+        }
+        R::from_parts(&cx.params, cx.req.query())
+    }
+}
+
+/// This worker's state, as built by the factory given to [`App::new`](crate::App::new).
+///
+/// Each worker owns its own, so it may hold `Rc`, `RefCell` caches or a database
+/// connection without locks. Taking it costs one non-atomic reference count.
+#[derive(Debug)]
+pub struct State<S>(pub Rc<S>);
+
+impl<S> Deref for State<S> {
+    type Target = S;
+    fn deref(&self) -> &S {
+        &self.0
+    }
+}
+
+impl<S> FromRequest<S> for State<S> {
+    fn from_request(cx: &RequestContext<'_, S>) -> Result<Self, Rejection> {
+        Ok(State(Rc::clone(cx.state)))
+    }
+}
+
+impl<S> FromRequest<S> for Method {
+    fn from_request(cx: &RequestContext<'_, S>) -> Result<Self, Rejection> {
+        Method::from_bytes(cx.req.method().as_bytes()).map_err(|_| InvalidBody::new("invalid method").into())
+    }
+}
+
+/// The raw body, copied out of the connection's buffer.
+impl<S> FromRequest<S> for Bytes {
+    fn from_request(cx: &RequestContext<'_, S>) -> Result<Self, Rejection> {
+        Ok(Bytes::copy_from_slice(cx.req.body()))
+    }
+}
+
+/// The body as text; a body that is not UTF-8 is refused with 400.
+impl<S> FromRequest<S> for String {
+    fn from_request(cx: &RequestContext<'_, S>) -> Result<Self, Rejection> {
+        match std::str::from_utf8(cx.req.body()) {
+            Ok(s) => Ok(s.to_owned()),
+            Err(e) => Err(InvalidBody::new(format!("body is not UTF-8: {e}")).into()),
+        }
+    }
+}
+
+/// The request's headers, copied into a `http::HeaderMap`.
+#[derive(Debug, Clone, Default)]
+pub struct Headers(pub ::http::HeaderMap);
+
+impl Headers {
+    /// The first value of `name` as text, if present and visible ASCII.
+    pub fn get(&self, name: &str) -> Option<&str> {
+        self.0.get(name).and_then(|v| v.to_str().ok())
+    }
+
+    /// The first value of `name`, or a `MissingHeader` rejection naming it.
+    pub fn require(&self, name: &str) -> Result<&str, MissingHeader> {
+        self.get(name).ok_or_else(|| MissingHeader::new(format!("header `{name}` is required")))
+    }
+}
+
+impl<S> FromRequest<S> for Headers {
+    fn from_request(cx: &RequestContext<'_, S>) -> Result<Self, Rejection> {
+        Ok(Headers(header_map(cx.req)))
+    }
+}
+
+fn header_map(req: Request<'_>) -> ::http::HeaderMap {
+    let mut map = ::http::HeaderMap::new();
+    for (name, value) in req.headers() {
+        // The engine admits only valid header names and values.
+        if let (Ok(n), Ok(v)) =
+            (::http::HeaderName::from_bytes(name.as_bytes()), ::http::HeaderValue::from_bytes(value))
+        {
+            map.append(n, v);
+        }
+    }
+    map
+}
+
+/// The request head: method, target, version, headers and peer, owned.
+#[derive(Debug, Clone)]
+pub struct RequestHead {
+    /// The method.
+    pub method: Method,
+    /// The target as sent: path and query, percent-encoded.
+    pub target: String,
+    /// The protocol version.
+    pub version: Version,
+    /// The headers.
+    pub headers: ::http::HeaderMap,
+    /// The peer's address.
+    pub peer: std::net::SocketAddr,
+}
+
+impl RequestHead {
+    /// The path part of the target.
+    pub fn path(&self) -> &str {
+        self.target.split_once('?').map_or(&self.target, |(p, _)| p)
+    }
+
+    /// The query part of the target, if any.
+    pub fn query(&self) -> Option<&str> {
+        self.target.split_once('?').map(|(_, q)| q)
+    }
+}
+
+impl<S> FromRequest<S> for RequestHead {
+    fn from_request(cx: &RequestContext<'_, S>) -> Result<Self, Rejection> {
+        let req = cx.req;
+        Ok(RequestHead {
+            method: Method::from_request(cx)?,
+            target: req.target().to_owned(),
+            version: req.version(),
+            headers: header_map(req),
+            peer: req.peer_addr(),
+        })
+    }
+}
+
+/// Whether the request's `Content-Type` is `expected` (type and subtype, ignoring
+/// parameters and case), or `application/*+json` when `expected` is JSON.
+pub(crate) fn content_type_is(req: Request<'_>, expected: &str) -> bool {
+    let Some(value) = req.header_str("content-type") else { return false };
+    let essence = value.split(';').next().unwrap_or("").trim();
+    essence.eq_ignore_ascii_case(expected)
+        || (expected == "application/json"
+            && essence.len() > 17
+            && essence[..12].eq_ignore_ascii_case("application/")
+            && essence[essence.len() - 5..].eq_ignore_ascii_case("+json"))
+}

@@ -1,0 +1,241 @@
+//! Why a request was refused before its handler ran: one type per failure, each bound
+//! to a status code and a short message naming what was wrong.
+//!
+//! Every rejection converts into [`Rejection`], which the app renders: by default as
+//! `text/plain`, or however [`App::on_rejection`](crate::App::on_rejection) says.
+
+use std::borrow::Cow;
+use std::fmt;
+
+use kiln_http::{Response, StatusCode};
+
+macro_rules! rejection {
+    ($(#[$doc:meta])* $name:ident => $status:ident) => {
+        $(#[$doc])*
+        #[derive(Debug, Clone, PartialEq, Eq)]
+        pub struct $name {
+            message: Cow<'static, str>,
+        }
+
+        impl $name {
+            /// The status code this rejection answers with.
+            pub const STATUS: StatusCode = StatusCode::$status;
+
+            /// A rejection with this message.
+            pub fn new(message: impl Into<Cow<'static, str>>) -> Self {
+                $name { message: message.into() }
+            }
+
+            /// What was wrong, for the client.
+            pub fn message(&self) -> &str {
+                &self.message
+            }
+        }
+
+        impl fmt::Display for $name {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str(&self.message)
+            }
+        }
+
+        impl std::error::Error for $name {}
+
+        impl From<$name> for Rejection {
+            fn from(r: $name) -> Self {
+                Rejection::$name(r)
+            }
+        }
+    };
+}
+
+rejection!(
+    /// No route matches the path (404).
+    NotFound => NOT_FOUND
+);
+rejection!(
+    /// A path capture did not parse as its field's type, so the path names no
+    /// resource (404).
+    InvalidPathParam => NOT_FOUND
+);
+rejection!(
+    /// A query parameter is missing or does not parse (400).
+    InvalidQuery => BAD_REQUEST
+);
+rejection!(
+    /// A required header is absent or not valid text (400).
+    MissingHeader => BAD_REQUEST
+);
+rejection!(
+    /// The body is not what the extractor can read: not UTF-8, say (400).
+    InvalidBody => BAD_REQUEST
+);
+rejection!(
+    /// The body is larger than the app's body limit (413).
+    PayloadTooLarge => PAYLOAD_TOO_LARGE
+);
+rejection!(
+    /// The `Content-Type` is not the one the extractor reads (415).
+    UnsupportedMediaType => UNSUPPORTED_MEDIA_TYPE
+);
+rejection!(
+    /// The body is not well-formed JSON (400).
+    MalformedJson => BAD_REQUEST
+);
+rejection!(
+    /// The body is JSON of the wrong shape: a missing field, a wrong type (422).
+    InvalidJson => UNPROCESSABLE_ENTITY
+);
+rejection!(
+    /// The form body does not fit the expected fields (422).
+    InvalidForm => UNPROCESSABLE_ENTITY
+);
+rejection!(
+    /// The app is wired wrongly, such as a handler asking for a route it does not
+    /// serve (500). Never the client's fault.
+    Internal => INTERNAL_SERVER_ERROR
+);
+
+impl InvalidPathParam {
+    pub(crate) fn missing(name: &str) -> Self {
+        Self::new(format!("path parameter `{name}` was not captured"))
+    }
+
+    pub(crate) fn bad_escape(name: &str) -> Self {
+        Self::new(format!("path parameter `{name}` holds a bad percent-escape"))
+    }
+
+    pub(crate) fn unparsable(name: &str, ty: &str) -> Self {
+        Self::new(format!("path parameter `{name}` is not a valid `{}`", short_type(ty)))
+    }
+}
+
+impl InvalidQuery {
+    pub(crate) fn missing(name: &str) -> Self {
+        Self::new(format!("query parameter `{name}` is required"))
+    }
+
+    pub(crate) fn unparsable(name: &str, ty: &str) -> Self {
+        Self::new(format!("query parameter `{name}` is not a valid `{}`", short_type(ty)))
+    }
+}
+
+/// `alloc::string::String` → `String`, for messages.
+fn short_type(ty: &str) -> &str {
+    if ty.contains('<') { ty } else { ty.rsplit("::").next().unwrap_or(ty) }
+}
+
+/// The method is not one the path answers (405); the response lists the ones it does
+/// in `Allow` (RFC 9110 §15.5.6).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MethodNotAllowed {
+    method: String,
+    allow: String,
+}
+
+impl MethodNotAllowed {
+    /// The status code this rejection answers with.
+    pub const STATUS: StatusCode = StatusCode::METHOD_NOT_ALLOWED;
+
+    pub(crate) fn new(method: &str, allow: &str) -> Self {
+        MethodNotAllowed { method: method.to_owned(), allow: allow.to_owned() }
+    }
+
+    /// The methods the path answers, as sent in `Allow` (`GET, HEAD, POST`).
+    pub fn allow(&self) -> &str {
+        &self.allow
+    }
+}
+
+impl fmt::Display for MethodNotAllowed {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "method {} is not allowed here; allowed: {}", self.method, self.allow)
+    }
+}
+
+impl std::error::Error for MethodNotAllowed {}
+
+impl From<MethodNotAllowed> for Rejection {
+    fn from(r: MethodNotAllowed) -> Self {
+        Rejection::MethodNotAllowed(r)
+    }
+}
+
+/// Any rejection: what the app's rejection renderer receives.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+#[allow(missing_docs)]
+pub enum Rejection {
+    NotFound(NotFound),
+    InvalidPathParam(InvalidPathParam),
+    MethodNotAllowed(MethodNotAllowed),
+    InvalidQuery(InvalidQuery),
+    MissingHeader(MissingHeader),
+    InvalidBody(InvalidBody),
+    PayloadTooLarge(PayloadTooLarge),
+    UnsupportedMediaType(UnsupportedMediaType),
+    MalformedJson(MalformedJson),
+    InvalidJson(InvalidJson),
+    InvalidForm(InvalidForm),
+    Internal(Internal),
+    /// Raised by an extractor the app defines itself.
+    Custom {
+        status: StatusCode,
+        message: Cow<'static, str>,
+    },
+}
+
+impl Rejection {
+    /// A rejection for an app-defined extractor.
+    pub fn custom(status: StatusCode, message: impl Into<Cow<'static, str>>) -> Self {
+        Rejection::Custom { status, message: message.into() }
+    }
+
+    /// The status code to answer with.
+    pub fn status(&self) -> StatusCode {
+        match self {
+            Rejection::NotFound(_) => NotFound::STATUS,
+            Rejection::InvalidPathParam(_) => InvalidPathParam::STATUS,
+            Rejection::MethodNotAllowed(_) => MethodNotAllowed::STATUS,
+            Rejection::InvalidQuery(_) => InvalidQuery::STATUS,
+            Rejection::MissingHeader(_) => MissingHeader::STATUS,
+            Rejection::InvalidBody(_) => InvalidBody::STATUS,
+            Rejection::PayloadTooLarge(_) => PayloadTooLarge::STATUS,
+            Rejection::UnsupportedMediaType(_) => UnsupportedMediaType::STATUS,
+            Rejection::MalformedJson(_) => MalformedJson::STATUS,
+            Rejection::InvalidJson(_) => InvalidJson::STATUS,
+            Rejection::InvalidForm(_) => InvalidForm::STATUS,
+            Rejection::Internal(_) => Internal::STATUS,
+            Rejection::Custom { status, .. } => *status,
+        }
+    }
+
+    /// Renders the default way: the status and the message as `text/plain`.
+    pub fn render_plain(&self, res: &mut Response) {
+        use std::io::Write;
+        res.set_status(self.status());
+        res.set_content_type("text/plain; charset=utf-8");
+        let _ = writeln!(res.body_mut(), "{self}");
+    }
+}
+
+impl fmt::Display for Rejection {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Rejection::NotFound(r) => r.fmt(f),
+            Rejection::InvalidPathParam(r) => r.fmt(f),
+            Rejection::MethodNotAllowed(r) => r.fmt(f),
+            Rejection::InvalidQuery(r) => r.fmt(f),
+            Rejection::MissingHeader(r) => r.fmt(f),
+            Rejection::InvalidBody(r) => r.fmt(f),
+            Rejection::PayloadTooLarge(r) => r.fmt(f),
+            Rejection::UnsupportedMediaType(r) => r.fmt(f),
+            Rejection::MalformedJson(r) => r.fmt(f),
+            Rejection::InvalidJson(r) => r.fmt(f),
+            Rejection::InvalidForm(r) => r.fmt(f),
+            Rejection::Internal(r) => r.fmt(f),
+            Rejection::Custom { message, .. } => f.write_str(message),
+        }
+    }
+}
+
+impl std::error::Error for Rejection {}
