@@ -44,6 +44,7 @@
 
 extern crate self as kiln;
 
+pub mod access_log;
 mod app;
 mod cookie;
 pub mod db;
@@ -57,6 +58,7 @@ pub mod rejection;
 mod response;
 mod route;
 mod service;
+pub mod static_files;
 pub mod test;
 
 pub use kiln_http as http;

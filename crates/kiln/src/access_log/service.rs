@@ -1,0 +1,135 @@
+//! [`Logged`]: any service, with one log line per request written into the worker's
+//! own buffer after the inner service returns.
+
+use std::cell::{Cell, RefCell};
+use std::rc::{Rc, Weak};
+use std::sync::Arc;
+use std::time::{Instant, SystemTime};
+
+use kiln_http::{Request, Response, Service, Version};
+
+use super::AccessLog;
+use super::format::{Clock, Line, LogFormat};
+use super::writer::Shared;
+
+/// A worker's buffer is handed to the writer once it holds this much.
+const HAND_OVER_AT: usize = 32 * 1024;
+/// Capacity of a fresh buffer: a line past the hand-over mark still fits.
+const BUFFER_CAPACITY: usize = 64 * 1024;
+
+/// A service whose every request is logged; see [`AccessLog::wrap`].
+///
+/// Its lines are handed to the writer thread when the buffer fills, at least once a
+/// second (by a timer on the worker's event loop, started with the first request), and
+/// when the service is dropped at shutdown.
+pub struct Logged<S> {
+    inner: S,
+    log: Option<Rc<WorkerLog>>,
+    ticking: Cell<bool>,
+}
+
+impl<S> Logged<S> {
+    /// Wraps `inner`, logging to `log`, or not at all when `log` is `None` (so that a
+    /// `--access-log off` server has the same type).
+    pub fn new(inner: S, log: Option<&AccessLog>) -> Logged<S> {
+        let log = log.map(|l| {
+            Rc::new(WorkerLog {
+                buf: RefCell::new(l.shared.spare_buffer(BUFFER_CAPACITY)),
+                clock: RefCell::new(Clock::new()),
+                format: l.format,
+                shared: Arc::clone(&l.shared),
+            })
+        });
+        Logged { inner, log, ticking: Cell::new(false) }
+    }
+}
+
+impl<S> std::fmt::Debug for Logged<S> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Logged").field("enabled", &self.log.is_some()).finish()
+    }
+}
+
+impl<S: Service> Service for Logged<S> {
+    async fn call<'a>(&'a self, req: Request<'a>, res: &'a mut Response) {
+        let Some(log) = &self.log else { return self.inner.call(req, res).await };
+        let (started, wall) = (Instant::now(), SystemTime::now());
+        self.inner.call(req, res).await;
+        let micros = started.elapsed().as_micros() as u64;
+        if !self.ticking.replace(true) {
+            // Spawned here, not in `new`: only now is it certain that we run on a
+            // worker's event loop.
+            tokio::task::spawn_local(tick(Rc::downgrade(log)));
+        }
+        log.record(&req, res, wall, micros);
+    }
+}
+
+/// What one worker owns for logging; no lock, no atomic on the request path.
+struct WorkerLog {
+    buf: RefCell<Vec<u8>>,
+    clock: RefCell<Clock>,
+    format: LogFormat,
+    shared: Arc<Shared>,
+}
+
+impl WorkerLog {
+    fn record(&self, req: &Request<'_>, res: &Response, wall: SystemTime, micros: u64) {
+        let status = res.status().as_u16();
+        // The engine sends no body for these, whatever the response holds.
+        let bodiless = req.method() == "HEAD" || status < 200 || status == 204 || status == 304;
+        let line = Line {
+            remote: req.peer_addr().ip(),
+            method: req.method(),
+            target: req.target(),
+            version: match req.version() {
+                Version::Http10 => "HTTP/1.0",
+                Version::Http11 => "HTTP/1.1",
+            },
+            status,
+            bytes: if bodiless { 0 } else { res.body_len().unwrap_or(0) },
+            referer: req.header("referer"),
+            user_agent: req.header("user-agent"),
+            micros,
+        };
+        let mut clock = self.clock.borrow_mut();
+        clock.set(wall);
+        let mut buf = self.buf.borrow_mut();
+        line.write(self.format, &clock, &mut buf);
+        if buf.len() >= HAND_OVER_AT {
+            drop(buf);
+            self.hand_over();
+        }
+    }
+
+    fn hand_over(&self) {
+        let mut buf = self.buf.borrow_mut();
+        if buf.is_empty() {
+            return;
+        }
+        let fresh = self.shared.spare_buffer(BUFFER_CAPACITY);
+        let full = std::mem::replace(&mut *buf, fresh);
+        if let Err(back) = self.shared.hand_over(full) {
+            *buf = back;
+        }
+    }
+}
+
+impl Drop for WorkerLog {
+    fn drop(&mut self) {
+        self.hand_over();
+    }
+}
+
+/// Hands the buffer over once a second, until the service is gone.
+async fn tick(log: Weak<WorkerLog>) {
+    let mut every = tokio::time::interval(super::FLUSH_EVERY);
+    every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        every.tick().await;
+        match log.upgrade() {
+            Some(log) => log.hand_over(),
+            None => return,
+        }
+    }
+}
