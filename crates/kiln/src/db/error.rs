@@ -55,3 +55,14 @@ impl From<rusqlite::Error> for DbError {
         DbError::Query(e.to_string())
     }
 }
+
+/// Answers with the error's status and its message as plain text, so a client
+/// sees why (`503 database unavailable: ...`) rather than an empty page.
+impl crate::IntoResponse for DbError {
+    fn into_response(self, res: &mut kiln_http::Response) {
+        use std::io::Write;
+        res.set_status(self.status());
+        res.set_content_type("text/plain; charset=utf-8");
+        let _ = writeln!(res.body_mut(), "{self}");
+    }
+}
