@@ -27,8 +27,7 @@ pub enum Dispatch<'a> {
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is not a kiln handler",
     label = "not a handler for an app whose state is `{S}`",
-    note = "a handler is an `async fn` taking at most 8 arguments that each implement `FromRequest<{S}>`, returning a type that implements `IntoResponse`",
-    note = "to find the argument at fault, put `#[kiln::debug_handler]` on the function"
+    note = "a handler is an `async fn` taking at most 8 arguments that each implement `FromRequest<{S}>`, returning a type that implements `IntoResponse`"
 )]
 pub trait Handler<Args, S>: Send + Sync + 'static {
     /// Extracts the arguments and starts the handler.

@@ -110,16 +110,19 @@ struct Encoder<'a, 'b> {
 impl Write for Encoder<'_, '_> {
     fn write_str(&mut self, s: &str) -> fmt::Result {
         const HEX: &[u8; 16] = b"0123456789ABCDEF";
+        // Runs of passing bytes are ASCII, so each is valid UTF-8 even when it starts
+        // right after an escaped byte in the middle of a character.
+        let bytes = s.as_bytes();
         let mut start = 0;
-        for (i, b) in s.bytes().enumerate() {
+        for (i, &b) in bytes.iter().enumerate() {
             if !passes(b, self.part) {
-                self.out.write_str(&s[start..i])?;
+                self.out.write_str(std::str::from_utf8(&bytes[start..i]).map_err(|_| fmt::Error)?)?;
                 let escaped = [b'%', HEX[(b >> 4) as usize], HEX[(b & 15) as usize]];
                 self.out.write_str(std::str::from_utf8(&escaped).map_err(|_| fmt::Error)?)?;
                 start = i + 1;
             }
         }
-        self.out.write_str(&s[start..])
+        self.out.write_str(std::str::from_utf8(&bytes[start..]).map_err(|_| fmt::Error)?)
     }
 }
 
