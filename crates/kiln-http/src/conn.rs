@@ -9,6 +9,7 @@ use std::panic::AssertUnwindSafe;
 use std::pin::{Pin, pin};
 use std::rc::Rc;
 use std::task::Poll;
+use std::time::Duration;
 
 use http::StatusCode;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -30,6 +31,10 @@ const FLUSH_THRESHOLD: usize = 64 * 1024;
 /// A body at least this large is written from where it lies rather than copied into
 /// the write buffer.
 const COPY_BODY_MAX: usize = 32 * 1024;
+/// How long a refused connection keeps draining the client's input before closing.
+const LINGER_TIME: Duration = Duration::from_secs(2);
+/// Most input drained from a refused connection before closing anyway.
+const LINGER_BYTES: usize = 256 * 1024;
 /// Least free space offered to each read.
 const READ_CHUNK: usize = 4 * 1024;
 
@@ -121,25 +126,27 @@ impl Conn {
         if !self.bufs.is_allocated() {
             self.bufs = self.worker.acquire();
         }
-        self.fill(None).await
+        // Readiness can be spurious; the read stays under the idle deadline, on the same
+        // timer, so a wake-up without data cannot park the connection for ever.
+        let (stream, read, timer) = (&mut self.stream, &mut self.bufs.read, &mut self.idle_timer);
+        read.reserve(READ_CHUNK);
+        let mut read = pin!(stream.read_buf(read));
+        let read = poll_fn(|cx| match read.as_mut().poll(cx) {
+            Poll::Ready(r) => Poll::Ready(Some(r)),
+            Poll::Pending => timer.as_mut().poll(cx).map(|()| None),
+        });
+        match read.await {
+            Some(n) => Ok(n? > 0),
+            None => Ok(false),
+        }
     }
 
-    /// Reads more bytes after what is buffered. `false`: the peer closed.
-    async fn fill(&mut self, deadline: Option<Instant>) -> Flow<bool> {
-        if self.start > 0 {
-            self.bufs.read.drain(..self.start);
-            self.start = 0;
+    /// Reads more bytes after what is buffered, by `deadline`. `false`: the peer closed.
+    async fn fill(&mut self, deadline: Instant) -> Flow<bool> {
+        match self.fill_until(deadline).await? {
+            Some(more) => Ok(more),
+            None => Err(Stop::Done),
         }
-        self.bufs.read.reserve(READ_CHUNK);
-        let read = self.stream.read_buf(&mut self.bufs.read);
-        let n = match deadline {
-            None => read.await?,
-            Some(d) => match timeout_at(d, read).await {
-                Ok(n) => n?,
-                Err(_) => return Err(Stop::Done),
-            },
-        };
-        Ok(n > 0)
     }
 
     /// Reads, answers and encodes one request. `false`: close after flushing.
@@ -163,15 +170,23 @@ impl Conn {
     /// Parses the head at `start`, reading more until it is complete.
     async fn read_head(&mut self) -> Flow<Result<Parsed, Rejection>> {
         let mut deadline = None;
+        // Bytes of the head already known to hold no line end: a head trickled in byte
+        // by byte is parsed again only when a line ends, not on every read, so a slow
+        // client cannot make parsing cost quadratic time.
+        let mut scanned = 0;
         loop {
             let buf = &self.bufs.read[self.start..];
-            if !buf.is_empty() {
+            let line_ended = buf[scanned.min(buf.len())..].contains(&b'\n');
+            if line_ended || scanned == 0 {
                 match parse::parse_head(buf, &self.worker.limits, &mut self.bufs.head) {
                     Ok(Some(parsed)) => return Ok(Ok(parsed)),
                     Ok(None) => {}
                     Err(rejection) => return Ok(Err(rejection)),
                 }
+            } else if let Err(rejection) = parse::check_partial_head(buf, &self.worker.limits) {
+                return Ok(Err(rejection));
             }
+            scanned = buf.len();
             // The head is incomplete: answer what is buffered before waiting, since the
             // client may be waiting for those answers.
             self.flush().await?;
@@ -218,7 +233,7 @@ impl Conn {
                     self.send_continue(parsed, &mut continue_sent).await?;
                     let have = self.bufs.read.len() - self.start;
                     self.bufs.read.reserve(need - have);
-                    if !self.fill(Some(deadline)).await? {
+                    if !self.fill(deadline).await? {
                         return Err(Stop::Done);
                     }
                 }
@@ -239,7 +254,7 @@ impl Conn {
                         return Ok(Ok(0));
                     }
                     self.send_continue(parsed, &mut continue_sent).await?;
-                    if !self.fill(Some(deadline)).await? {
+                    if !self.fill(deadline).await? {
                         return Err(Stop::Done);
                     }
                 }
@@ -356,10 +371,26 @@ impl Conn {
         encode::encode_head(&mut self.bufs.write, &self.bufs.res, &date, delimit, false, version);
         self.bufs.write.extend_from_slice(&self.bufs.res.buffer);
         self.flush().await?;
-        // Read-side leftovers are dropped with the connection; shut down the write side
-        // cleanly so the client sees the whole answer before the close.
-        let _ = self.stream.shutdown().await;
+        self.linger().await;
         Ok(false)
+    }
+
+    /// Closes the write side, then reads and discards what the client still sends for
+    /// a bounded time. Closing a socket with unread input makes the kernel send a reset,
+    /// which can destroy the answer before the client reads it (RFC 9112 §9.6).
+    async fn linger(&mut self) {
+        if self.stream.shutdown().await.is_err() {
+            return;
+        }
+        let deadline = Instant::now() + LINGER_TIME;
+        let mut scratch = [0u8; 4096];
+        let mut discarded = 0;
+        while discarded < LINGER_BYTES {
+            match timeout_at(deadline, self.stream.read(&mut scratch)).await {
+                Ok(Ok(n)) if n > 0 => discarded += n,
+                _ => return,
+            }
+        }
     }
 
     /// Writes the write buffer out, within the body timeout.

@@ -215,6 +215,15 @@ fn list_items(value: &[u8]) -> impl Iterator<Item = &[u8]> {
     value.split(|&b| b == b',').map(<[u8]>::trim_ascii).filter(|s| !s.is_empty())
 }
 
+/// The size limits of a head that is still arriving, checked without parsing it.
+pub(crate) fn check_partial_head(buf: &[u8], limits: &Limits) -> Result<(), Rejection> {
+    check_request_line_length(buf, limits.max_request_line)?;
+    if buf.len() > limits.max_head_bytes {
+        return Err(reject(StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE, "request head too large"));
+    }
+    Ok(())
+}
+
 /// RFC 9112 §3: a request line longer than the limit gets 414 even before it ends.
 fn check_request_line_length(buf: &[u8], max: usize) -> Result<(), Rejection> {
     let window = &buf[..buf.len().min(max + 2)];

@@ -158,3 +158,27 @@ fn connections_beyond_the_worker_limit_are_closed_at_once() {
     a.write_all(b"GET / HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n").unwrap();
     assert_eq!(parse_all(&read_to_close(&mut a), false)[0].status, 200, "existing connections still served");
 }
+
+#[test]
+fn a_client_that_uploads_a_refused_body_in_full_still_reads_its_413() {
+    let server = TestServer::start(Limits { max_body_bytes: 1024, ..Limits::default() });
+    let mut s = server.connect();
+    let mut writer = s.try_clone().unwrap();
+    // The client sends all of its 128 KiB body before it looks for an answer, as
+    // simple clients do; the server drains it after refusing (lingering close).
+    let uploader = std::thread::spawn(move || {
+        let _ = writer.write_all(b"POST /echo HTTP/1.1\r\nHost: a\r\nContent-Length: 131072\r\n\r\n");
+        let chunk = [b'u'; 16 * 1024];
+        for _ in 0..8 {
+            if writer.write_all(&chunk).is_err() {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        let _ = writer.shutdown(std::net::Shutdown::Write);
+    });
+    uploader.join().unwrap();
+    let resps = parse_all(&read_to_close(&mut s), false);
+    assert_eq!(resps.len(), 1, "the 413 was lost");
+    assert_eq!(resps[0].status, 413);
+}
