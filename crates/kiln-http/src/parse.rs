@@ -375,6 +375,15 @@ mod tests {
     }
 
     #[test]
+    fn a_partial_head_is_held_to_the_size_limits_without_parsing() {
+        let limits = Limits { max_request_line: 16, max_head_bytes: 40, ..Limits::default() };
+        assert!(check_partial_head(b"GET / HTTP/1.1\r\nHost: a", &limits).is_ok());
+        assert_eq!(check_partial_head(&[b'G'; 20], &limits).unwrap_err().status.as_u16(), 414);
+        let long_head = [&b"GET / HTTP/1.1\r\nX: "[..], &[b'v'; 40]].concat();
+        assert_eq!(check_partial_head(&long_head, &limits).unwrap_err().status.as_u16(), 431);
+    }
+
+    #[test]
     fn expect_continue_and_head_are_flagged() {
         let p =
             parse(b"PUT / HTTP/1.1\r\nHost: x\r\nExpect: 100-Continue\r\nContent-Length: 1\r\n\r\n").unwrap().unwrap();
