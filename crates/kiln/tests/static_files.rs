@@ -427,3 +427,27 @@ fn hostile_bytes_the_parser_may_refuse_first() {
         assert!(!String::from_utf8_lossy(&r.body).contains(SECRET));
     }
 }
+
+#[test]
+fn an_app_serves_a_folder_and_a_file() {
+    let fx = Fixture::new();
+    let app = kiln::App::new(|_worker| ())
+        .static_dir("/static", fx.root())
+        .static_file("/favicon.txt", fx.root().join("hello.txt"));
+    let server = kiln::serve(app, Server::new().listen(SocketAddr::from(([127, 0, 0, 1], 0))).workers(1)).unwrap();
+    let addr = server.local_addr();
+    assert_eq!(get(addr, "/static/hello.txt", "").body, HELLO);
+    assert_eq!(get(addr, "/static/sub/page.html", "").body, b"<p>hi</p>");
+    assert_eq!(get(addr, "/static/large.bin", "").body, large());
+    assert_eq!(get(addr, "/favicon.txt", "").body, HELLO);
+    let head = send(addr, b"HEAD /static/hello.txt HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n");
+    assert_eq!((head.status, head.header("Content-Length"), head.body.len()), (200, Some("13"), 0));
+    let post =
+        send(addr, b"POST /static/hello.txt HTTP/1.1\r\nHost: t\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
+    assert_eq!(post.status, 405);
+    for path in HOSTILE {
+        let r = get(addr, &format!("/static/{path}"), "");
+        assert!(r.status == 400 || r.status == 404, "{path}: {}", r.status);
+        assert!(!String::from_utf8_lossy(&r.body).contains(SECRET), "{path} leaked the secret");
+    }
+}

@@ -9,6 +9,7 @@
 //! - `encoding`: which precompressed sibling `Accept-Encoding` allows.
 //! - `mime`: `Content-Type` from the extension.
 //! - `service`: [`StaticDir`] and [`StaticFile`], tying them together.
+//! - `route`: `App::static_dir` and `App::static_file`.
 
 mod cache;
 mod conditional;
@@ -16,6 +17,7 @@ mod encoding;
 mod mime;
 mod representation;
 mod resolve;
+mod route;
 mod service;
 
 pub use cache::REVALIDATE_EVERY;

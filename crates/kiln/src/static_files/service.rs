@@ -1,9 +1,12 @@
 //! [`StaticDir`] and [`StaticFile`]: from a request to a response, through the cache.
 
 use std::cell::RefCell;
+use std::collections::HashMap;
 use std::fs::File;
 use std::io;
 use std::path::{Path, PathBuf};
+use std::rc::Rc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
 
 use kiln_http::{Bytes, Request, Response, StatusCode};
@@ -21,10 +24,13 @@ pub const DEFAULT_CACHE_BYTES: usize = 32 * 1024 * 1024;
 /// Files one worker's cache may hold.
 pub const DEFAULT_CACHE_ENTRIES: usize = 4096;
 
+static NEXT_ID: AtomicUsize = AtomicUsize::new(0);
+
 /// Serves the files below one folder.
 ///
-/// Build one per worker (the app factory runs once per worker): its cache is the
-/// worker's own, so a hit takes no lock. Only `GET` and `HEAD` are answered.
+/// A `StaticDir` is a cheap, shareable description; its cache is per worker thread
+/// (each worker fills its own on first use), so a hit takes no lock. Only `GET` and
+/// `HEAD` are answered.
 ///
 /// ```no_run
 /// use kiln::static_files::StaticDir;
@@ -46,11 +52,28 @@ pub const DEFAULT_CACHE_ENTRIES: usize = 4096;
 ///     .expect("listen");
 /// server.run_until_signal().expect("serve");
 /// ```
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct StaticDir {
+    /// Names this folder's cache in each worker's [`CACHES`].
+    id: usize,
     rules: LoadRules,
     allow_dotfiles: bool,
-    cache: RefCell<Cache>,
+    cache_bytes: usize,
+    cache_entries: usize,
+}
+
+thread_local! {
+    /// Each worker thread's caches, one per `StaticDir` it serves. A worker is one
+    /// thread, so this is the worker's own: no lock, no atomic.
+    static CACHES: RefCell<HashMap<usize, Cache>> = RefCell::new(HashMap::new());
+}
+
+/// Runs `f` on this thread's cache for `dir`.
+fn with_cache<T>(dir: &StaticDir, f: impl FnOnce(&mut Cache) -> T) -> T {
+    CACHES.with(|caches| {
+        let mut caches = caches.borrow_mut();
+        f(caches.entry(dir.id).or_insert_with(|| Cache::new(dir.cache_bytes, dir.cache_entries)))
+    })
 }
 
 impl StaticDir {
@@ -70,7 +93,9 @@ impl StaticDir {
                 cache_control: None,
             },
             allow_dotfiles: false,
-            cache: RefCell::new(Cache::new(DEFAULT_CACHE_BYTES, DEFAULT_CACHE_ENTRIES)),
+            id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
+            cache_bytes: DEFAULT_CACHE_BYTES,
+            cache_entries: DEFAULT_CACHE_ENTRIES,
         })
     }
 
@@ -81,8 +106,8 @@ impl StaticDir {
     }
 
     /// Bounds this worker's cache to `bytes` and `entries`.
-    pub fn cache_capacity(self, bytes: usize, entries: usize) -> Self {
-        self.cache.replace(Cache::new(bytes, entries));
+    pub fn cache_capacity(mut self, bytes: usize, entries: usize) -> Self {
+        (self.cache_bytes, self.cache_entries) = (bytes, entries);
         self
     }
 
@@ -120,6 +145,11 @@ impl StaticDir {
     /// malformed paths get `400`, missing files, folders and dotfiles `404`, methods
     /// other than `GET` and `HEAD` `405`.
     pub async fn serve(&self, req: &Request<'_>, rel_path: &str, res: &mut Response) {
+        self.serve_now(req, rel_path, res);
+    }
+
+    /// [`serve`](Self::serve), which never waits: metadata and small reads only.
+    pub(crate) fn serve_now(&self, req: &Request<'_>, rel_path: &str, res: &mut Response) {
         let Some(file_req) = FileRequest::from_request(req) else { return method_not_allowed(res) };
         match resolve(rel_path, self.allow_dotfiles) {
             Ok(key) => self.respond(&key, &file_req, res),
@@ -133,13 +163,14 @@ impl StaticDir {
         // A large file may change between its revalidation and its opening; then the
         // entry is reloaded once.
         for _ in 0..2 {
-            let entry = match self.cache.borrow_mut().get(key, &self.rules, now) {
+            let entry: Result<Rc<Entry>, _> = with_cache(self, |cache| cache.get(key, &self.rules, now));
+            let entry = match entry {
                 Ok(entry) => entry,
                 Err(refusal) => return refuse(res, refusal),
             };
             match answer(&entry, req, res) {
                 Ok(()) => return,
-                Err(Changed) => self.cache.borrow_mut().remove(key),
+                Err(Changed) => with_cache(self, |cache| cache.remove(key)),
             }
         }
         refuse(res, PathRefusal::NotFound);
@@ -147,7 +178,7 @@ impl StaticDir {
 }
 
 /// Serves one file, as a route of its own (`/favicon.ico`, `/robots.txt`).
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct StaticFile {
     dir: StaticDir,
     key: String,
@@ -178,6 +209,10 @@ impl StaticFile {
 
     /// Answers `req` with the file.
     pub async fn serve(&self, req: &Request<'_>, res: &mut Response) {
+        self.serve_now(req, res);
+    }
+
+    pub(crate) fn serve_now(&self, req: &Request<'_>, res: &mut Response) {
         match FileRequest::from_request(req) {
             Some(file_req) => self.dir.respond(&self.key, &file_req, res),
             None => method_not_allowed(res),
