@@ -1,0 +1,3 @@
+module kiln.bench/peer-go
+
+go 1.21
