@@ -169,8 +169,13 @@ impl WorkerDb {
     /// One random world row (TechEmpower `/db`).
     pub async fn random_world(&self) -> Result<World, DbError> {
         let id = self.rng.world_number();
-        let mut rows = self.worlds_by_id(vec![id]).await?;
-        rows.pop().ok_or_else(|| DbError::Query(format!("world {id} is missing")))
+        match &self.backend {
+            WorkerBackend::Sqlite(db) => {
+                let mut rows = self.timed(db.worlds(vec![id])).await?;
+                rows.pop().ok_or_else(|| DbError::Query(format!("world {id} is missing")))
+            }
+            WorkerBackend::Postgres(db) => self.timed(db.world(id)).await,
+        }
     }
 
     /// `n` random world rows (clamped to `1..=MAX_ROWS`), each read with its own

@@ -187,6 +187,12 @@ impl PgWorker {
         Ok((slot, slot.conn().await?))
     }
 
+    pub(crate) async fn world(&self, id: i32) -> Result<World, DbError> {
+        let (slot, conn) = self.slot().await?;
+        let row = conn.client.query_one(&conn.world, &[&id]).await.map_err(|e| slot.failed(&conn, e))?;
+        Ok(world_from(&row))
+    }
+
     /// Reads each row on its own; the reads are pipelined on one connection.
     pub(crate) async fn worlds(&self, ids: &[i32]) -> Result<Vec<World>, DbError> {
         let (slot, conn) = self.slot().await?;
