@@ -8,7 +8,8 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::Parser;
-use kiln::App;
+use kiln::access_log::{AccessLog, LogFormat, LogTarget, Logged};
+use kiln::{App, MakeService};
 use kiln_http::Server;
 
 /// Serve the kiln demo site and the benchmark endpoints.
@@ -26,6 +27,15 @@ struct Args {
     shutdown_grace: u64,
     #[command(flatten)]
     db: db_routes::DbArgs,
+    /// Folder served at `/static/`.
+    #[arg(long, env = "KILN_PUBLIC", default_value = concat!(env!("CARGO_MANIFEST_DIR"), "/public"))]
+    public: std::path::PathBuf,
+    /// Access log: a file path, `-` for stdout, or `off`. Reopened on SIGHUP.
+    #[arg(long, env = "KILN_ACCESS_LOG", default_value = "off")]
+    access_log: String,
+    /// Access log lines as JSON objects instead of Combined Log Format.
+    #[arg(long, env = "KILN_ACCESS_LOG_JSON")]
+    access_log_json: bool,
 }
 
 fn main() -> ExitCode {
@@ -41,8 +51,24 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    let app = App::new(move |_worker| database.worker()).mount(bench_routes::mount).mount(db_routes::mount);
-    let handle = match kiln::serve(app, server) {
+    let app = App::new(move |_worker| database.worker())
+        .mount(bench_routes::mount)
+        .mount(db_routes::mount)
+        .static_dir("/static", &args.public);
+    let factory = match app.build() {
+        Ok(factory) => factory,
+        Err(e) => {
+            eprintln!("kiln-demo: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let format = if args.access_log_json { LogFormat::Json } else { LogFormat::Combined };
+    let log = LogTarget::from_arg(&args.access_log).map(|target| AccessLog::open(target, format));
+    if let Some(Err(e)) = log.as_ref().map(AccessLog::reopen_on_sighup) {
+        eprintln!("kiln-demo: SIGHUP handler: {e}");
+    }
+    let for_workers = log.clone();
+    let handle = match kiln::serve(move |w| Logged::new(factory.make_service(w), for_workers.as_ref()), server) {
         Ok(handle) => handle,
         Err(e) => {
             eprintln!("kiln-demo: {e}");
@@ -50,7 +76,11 @@ fn main() -> ExitCode {
         }
     };
     println!("kiln-demo listening on http://{}", handle.local_addr());
-    match handle.run_until_signal() {
+    let served = handle.run_until_signal();
+    if let Some(log) = log {
+        log.shutdown();
+    }
+    match served {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("kiln-demo: {e}");
