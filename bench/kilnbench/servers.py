@@ -67,6 +67,13 @@ class Options:
     database_url: str | None = None
 
 
+ACCESS_LOG_WORKLOADS = frozenset({"pong", "static", "pong-httperf", "static-httperf"})
+"""What a log-on variant runs: Snap's pong and file, to compare with the same server's log-off rows."""
+
+FILE_WORKLOADS = frozenset({"static", "static-httperf"})
+"""What a variant that only changes file serving runs."""
+
+
 class Unsupported(RuntimeError):
     """This server cannot run in this configuration (e.g. a flag kiln does not have yet)."""
 
@@ -123,7 +130,8 @@ def _peer_env(paths: Paths, port: int, opts: Options) -> dict[str, str]:
 
 
 def _kiln_binary(paths: Paths) -> Path:
-    return paths.root / "target" / "release" / "kiln-demo"
+    """A copy of the freshly built kiln-demo: others rebuilding target/ mid-run cannot swap it."""
+    return paths.build / "kiln" / "kiln-demo"
 
 
 def _kiln_flags(paths: Paths) -> str:
@@ -135,7 +143,12 @@ def kiln(name: str, access_log: bool) -> Server:
     """kiln-demo from this checkout, one worker; `access_log` turns its access log on."""
 
     def build(paths: Paths) -> list[Step]:
-        return [Step(["cargo", "build", "--release", "-p", "kiln-demo"], paths.root)]
+        built = paths.root / "target" / "release" / "kiln-demo"
+        (paths.build / "kiln").mkdir(parents=True, exist_ok=True)
+        return [
+            Step(["cargo", "build", "--release", "-p", "kiln-demo"], paths.root),
+            Step(["cp", str(built), str(_kiln_binary(paths))], paths.root),
+        ]
 
     def launch(paths: Paths, port: int, opts: Options) -> Launch:
         flags = _kiln_flags(paths)
@@ -160,7 +173,8 @@ def kiln(name: str, access_log: bool) -> Server:
         return f"{binary} (git {rev}{state}), {_first_line(['rustc', '--version'])}"
 
     what = "kiln-demo, access log on" if access_log else "kiln-demo, access log off"
-    return Server(name, what, build, launch, version, tools={"cargo": "cargo"})
+    only = ACCESS_LOG_WORKLOADS if access_log else None
+    return Server(name, what, build, launch, version, tools={"cargo": "cargo"}, workloads=only)
 
 
 # ---------------------------------------------------------------- peers
@@ -252,7 +266,7 @@ def tornado() -> Server:
     return Server("tornado", "Python tornado, one process", build, launch, version, tools={"python3": "python3"})
 
 
-def nginx(name: str, open_file_cache: bool, access_log: bool) -> Server:
+def nginx(name: str, open_file_cache: bool, access_log: bool, workloads: frozenset[str] | None = None) -> Server:
     """nginx from Debian, one worker, config rendered from peers/nginx/nginx.conf.template."""
 
     def prefix(paths: Paths) -> Path:
@@ -286,6 +300,7 @@ def nginx(name: str, open_file_cache: bool, access_log: bool) -> Server:
         launch,
         lambda p: _first_line(["nginx", "-v"]),
         tools={"nginx": "nginx"},
+        workloads=workloads,
     )
 
 
@@ -300,8 +315,8 @@ SERVERS: list[Server] = [
     node(),
     tornado(),
     nginx("nginx", open_file_cache=True, access_log=False),
-    nginx("nginx-nocache", open_file_cache=False, access_log=False),
-    nginx("nginx+log", open_file_cache=True, access_log=True),
+    nginx("nginx-nocache", open_file_cache=False, access_log=False, workloads=FILE_WORKLOADS),
+    nginx("nginx+log", open_file_cache=True, access_log=True, workloads=ACCESS_LOG_WORKLOADS),
 ]
 
 BY_NAME = {s.name: s for s in SERVERS}
