@@ -66,9 +66,11 @@ macro_rules! handler {
 /// A handler whose first argument is the typed route it answers, so that
 /// [`App::route`](crate::App::route) knows the pattern and method from the handler.
 #[diagnostic::on_unimplemented(
-    message = "`{Self}` does not say which route it answers",
-    label = "the first argument must be a typed route (`#[derive(Route)]`)",
-    note = "write the handler as `async fn show(page: Writing, ...)`, or `_: Pong` when it needs no route fields"
+    message = "`{Self}` is not a handler for a typed route",
+    label = "not a route handler for an app whose state is `{S}`",
+    note = "the first argument must be the typed route it answers (`#[derive(Route)]`; `_: Pong` if its fields are not needed)",
+    note = "every other argument must implement `FromRequest<{S}>` (`Query<T>`, `Form<T>`, `Json<T>`, `Headers`, `Cookies`, `State<{S}>`, `RequestHead`, `Method`, `Bytes`, `String`), at most 8 in all",
+    note = "the output must implement `IntoResponse`"
 )]
 pub trait RouteHandler<Args, S>: Handler<Args, S> {
     /// The route the handler answers.
