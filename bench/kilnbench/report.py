@@ -164,15 +164,16 @@ def _idle_table(rows: list[dict], table: dict[str, dict[str, Cell]]) -> list[str
     return lines
 
 
-def _access_log_table(table: dict[str, dict[str, Cell]]) -> list[str]:
-    pong = table.get("pong", {})
-    pairs = [(base, f"{base}+log") for base in (BASELINE, "nginx") if base in pong and f"{base}+log" in pong]
-    if not pairs:
-        return []
-    lines = ["| server | pong req/s, log off | log on | on ÷ off |", "|---|--:|--:|--:|"]
-    for off, on in pairs:
-        lines.append(f"| {off} | {_f(pong[off].rps)} | {_f(pong[on].rps)} | {_ratio(pong[on].rps, pong[off].rps)} |")
-    return lines
+def _variant_table(table: dict[str, dict[str, Cell]], pairs: list[tuple[str, str]], workloads: list[str]) -> list[str]:
+    """req/s of each (plain, variant) server pair on the workloads both ran."""
+    lines = ["| workload | server | req/s, plain | req/s, variant | variant ÷ plain |", "|---|---|--:|--:|--:|"]
+    for workload in workloads:
+        by_server = table.get(workload, {})
+        for plain, variant in pairs:
+            if plain in by_server and variant in by_server:
+                a, b = by_server[plain].rps, by_server[variant].rps
+                lines.append(f"| {workload} | {plain} / {variant} | {_f(a)} | {_f(b)} | {_ratio(b, a)} |")
+    return lines if len(lines) > 2 else []
 
 
 def overview_table(table: dict[str, dict[str, Cell]], workloads: list[str]) -> list[str]:
@@ -238,9 +239,13 @@ def write_summary(out: Path, rows: list[dict], title: str, settings_line: str) -
             continue
         md += ["", f"## {workload}{what}", "", f"![{workload}](plot-{workload}.png)", "", *_workload_table(workload, table[workload])]
     md += ["", "## Memory", "", *_idle_table(rows, table)]
-    access = _access_log_table(table)
+    files = ["pong", "static", "pong-httperf", "static-httperf"]
+    access = _variant_table(table, [(BASELINE, f"{BASELINE}+log"), ("nginx", "nginx+log")], files)
     if access:
-        md += ["", "## Access log on vs off", "", *access]
+        md += ["", "## Access log off (plain) vs on (variant)", "", *access]
+    cache = _variant_table(table, [("nginx", "nginx-nocache")], files[1::2])
+    if cache:
+        md += ["", "## nginx open_file_cache on (plain) vs off (variant)", "", *cache]
     not_run = _not_run(rows)
     if not_run:
         md += ["", "## Not measured", "", *not_run]

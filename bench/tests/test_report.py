@@ -1,0 +1,62 @@
+"""The summary arithmetic: medians over reps, ratios to kiln, the floor first."""
+
+import sys
+import tempfile
+import unittest
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from kilnbench.report import cells, write_summary  # noqa: E402
+from kilnbench.runner import ROW_FIELDS  # noqa: E402
+
+
+def row(server, workload, rep, rps, p99=1.0, errors=0, status="ok", note=""):
+    values = {f: "" for f in ROW_FIELDS}
+    values |= {"server": server, "workload": workload, "rep": str(rep), "status": status, "note": note}
+    if status == "ok":
+        values |= {"rps": str(rps), "lat_p50_ms": "0.5", "lat_p99_ms": str(p99), "errors": str(errors)}
+        values |= {"rss_idle_kb": "2048", "rss_peak_kb": str(2048 + rep)}
+    return values
+
+
+ROWS = [
+    row("kiln", "pong", 1, 100.0),
+    row("kiln", "pong", 2, 300.0),
+    row("kiln", "pong", 3, 200.0, errors=2),
+    row("floor", "pong", 1, 400.0),
+    row("actix", "pong", 1, 50.0, p99=3.0),
+    row("actix", "pong", 2, 150.0, p99=5.0),
+    row("go", "(build)", 0, None, status="build failed", note="go: not found"),
+]
+
+
+class CellsTest(unittest.TestCase):
+    def test_medians_over_reps(self):
+        kiln = cells(ROWS)["pong"]["kiln"]
+        self.assertEqual(kiln.reps, 3)
+        self.assertEqual(kiln.rps, 200.0)
+        self.assertEqual((kiln.rps_min, kiln.rps_max), (100.0, 300.0))
+        self.assertEqual(kiln.errors, 2)
+        self.assertEqual(kiln.rss_peak_kb, 2051)
+        self.assertEqual(cells(ROWS)["pong"]["actix"].p99, 4.0)
+
+    def test_failed_rows_are_not_measurements(self):
+        self.assertNotIn("(build)", cells(ROWS))
+
+
+class SummaryTest(unittest.TestCase):
+    def test_ratios_floor_first_and_failures_listed(self):
+        with tempfile.TemporaryDirectory() as out:
+            write_summary(Path(out), ROWS, "t", "")
+            text = (Path(out) / "summary.md").read_text()
+        pong = text.split("## pong")[1].split("##")[0]
+        lines = [line for line in pong.splitlines() if line.startswith("| ") and "req/s" not in line]
+        self.assertTrue(lines[0].startswith("| _floor (reference)_ | 400 | 2.00 | 100% |"))
+        self.assertTrue(lines[1].startswith("| **kiln** | 200 | 1.00 | 50% |"))
+        self.assertTrue(lines[2].startswith("| actix | 100 | 0.50 | 25% |"))
+        self.assertIn("| go | (build) | build failed | go: not found |", text)
+
+
+if __name__ == "__main__":
+    unittest.main()
