@@ -25,7 +25,7 @@ pub enum TrailingSlash {
     Strict,
 }
 
-type RenderRejection = dyn Fn(&Rejection, &mut Response) + Send + Sync;
+pub(crate) type RenderRejection = dyn Fn(&Rejection, &mut Response) + Send + Sync;
 type StateFactory<S> = dyn Fn(usize) -> S + Send + Sync;
 
 /// One method on one pattern, as registered.

@@ -8,7 +8,6 @@
 
 use std::cell::Cell;
 use std::fmt::Write;
-use std::future::Future;
 use std::time::Instant;
 
 use kiln_http::{Request, Response, Service};
@@ -44,12 +43,10 @@ pub struct Wrapped<M, S> {
 }
 
 impl<M: Middleware, S: Service> Service for Wrapped<M, S> {
-    fn call<'a>(&'a self, req: Request<'a>, res: &'a mut Response) -> impl Future<Output = ()> + 'a {
-        async move {
-            if let Flow::Continue(carry) = self.middleware.before(&req, res) {
-                self.inner.call(req, res).await;
-                self.middleware.after(&req, res, carry);
-            }
+    async fn call<'a>(&'a self, req: Request<'a>, res: &'a mut Response) {
+        if let Flow::Continue(carry) = self.middleware.before(&req, res) {
+            self.inner.call(req, res).await;
+            self.middleware.after(&req, res, carry);
         }
     }
 }

@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use kiln_http::{Method, Request, Response, Server, ServerHandle, Service, StatusCode};
 
-use crate::app::{App, BuildError, RouteEntry, TrailingSlash};
+use crate::app::{App, BuildError, RenderRejection, RouteEntry, TrailingSlash};
 use crate::extract::RequestContext;
 use crate::handler::{Dispatch, ErasedHandler};
 use crate::rejection::{MethodNotAllowed, NotFound, Rejection};
@@ -44,7 +44,7 @@ pub(crate) struct Shared<S> {
     router: matchit::Router<usize>,
     endpoints: Vec<Endpoint<S>>,
     fallback: Option<Arc<dyn ErasedHandler<S>>>,
-    render: Option<Arc<dyn Fn(&Rejection, &mut Response) + Send + Sync>>,
+    render: Option<Arc<RenderRejection>>,
     trailing_slash: TrailingSlash,
     pub(crate) body_limit: usize,
 }
