@@ -19,7 +19,7 @@ from pathlib import Path
 
 from . import load, procfs
 from .install import Missing, ensure_tool
-from .servers import Options, Paths, Server, Unsupported
+from .servers import Options, Paths, Server, Step, Unsupported
 from .workloads import Workload
 
 SERVER_CPU = "0"
@@ -156,6 +156,8 @@ class Runner:
         self._csv_file = open(plan.out / "raw.csv", "w", newline="")
         self._csv = csv.DictWriter(self._csv_file, fieldnames=ROW_FIELDS)
         self._csv.writeheader()
+        self._built: dict[tuple[tuple[str, ...], str], str | None] = {}
+        """Build steps already run in this run, each with its failure (None if it succeeded)."""
 
     # ------------------------------------------------------------ bookkeeping
 
@@ -202,25 +204,33 @@ class Runner:
         except Missing as e:
             self.row(server, "(build)", 0, "build failed", note=str(e))
             return False
-        log_path = self.plan.out / "logs" / f"build-{server.name}.log"
         for step in server.build(self.plan.paths) if self.plan.build else []:
-            self.command(step.argv, step.cwd)
-            with open(log_path, "ab") as log:
-                try:
-                    done = subprocess.run(
-                        step.argv, cwd=step.cwd, env=os.environ | step.env, stdout=log,
-                        stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, timeout=BUILD_TIMEOUT_S, check=False,
-                    )  # fmt: skip
-                    failure = f"exit status {done.returncode}" if done.returncode else None
-                except (OSError, subprocess.TimeoutExpired) as e:
-                    failure = str(e)
-            if failure:
-                tail = log_path.read_text(errors="replace").strip().splitlines()[-1:] or [""]
-                self.row(server, "(build)", 0, "build failed", note=f"{' '.join(step.argv[:3])}: {failure}: {tail[0][:200]}")
-                self.progress(f"build {server.name} FAILED ({failure}); see {log_path}")
+            key = (tuple(step.argv), str(step.cwd))
+            if key not in self._built:  # kiln and kiln+log share one build
+                self._built[key] = self._build_step(server, step)
+            if self._built[key]:
+                self.row(server, "(build)", 0, "build failed", note=self._built[key])
+                self.progress(f"build {server.name} FAILED: {self._built[key]}")
                 return False
         self.outcome.versions[server.name] = server.version(self.plan.paths)
         return True
+
+    def _build_step(self, server: Server, step: Step) -> str | None:
+        """Run one build step; None on success, else why it failed."""
+        log_path = self.plan.out / "logs" / f"build-{server.name}.log"
+        self.command(step.argv, step.cwd)
+        with open(log_path, "ab") as log:
+            try:
+                done = subprocess.run(
+                    step.argv, cwd=step.cwd, env=os.environ | step.env, stdout=log,
+                    stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, timeout=BUILD_TIMEOUT_S, check=False,
+                )  # fmt: skip
+            except (OSError, subprocess.TimeoutExpired) as e:
+                return f"{' '.join(step.argv[:3])}: {e}"
+        if done.returncode == 0:
+            return None
+        tail = log_path.read_text(errors="replace").strip().splitlines()[-1:] or [""]
+        return f"{' '.join(step.argv[:3])}: exit status {done.returncode}: {tail[0][:200]} (see logs/build-{server.name}.log)"
 
     def _run_server(self, server: Server, rep: int) -> None:
         reps = self.plan.reps
