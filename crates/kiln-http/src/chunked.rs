@@ -89,7 +89,10 @@ impl ChunkedDecoder {
                         self.size_digits += 1;
                     }
                     b';' | b'\r' if self.size_digits > 0 => {
-                        if out.len() as u64 + self.remaining > max_body as u64 {
+                        // Compared as room left, not as a sum: a 16-digit size plus what
+                        // is already decoded overflows u64 (found by the chunked fuzz target).
+                        let room = max_body.saturating_sub(out.len()) as u64;
+                        if self.remaining > room {
                             return Err(Rejection {
                                 status: StatusCode::PAYLOAD_TOO_LARGE,
                                 reason: "request body too large",
@@ -247,6 +250,16 @@ mod tests {
         for raw in cases {
             assert!(decode_all(raw).is_err(), "{}", String::from_utf8_lossy(raw).escape_debug());
         }
+    }
+
+    #[test]
+    fn a_huge_chunk_size_after_data_is_refused_not_wrapped_past_the_limit() {
+        // Regression: `decoded + size` overflowed for a size of 16 `f`s, which in a
+        // release build wrapped around and let the chunk past the body limit.
+        let raw = b"1\r\nh\r\nffffffffffffffff\r\n";
+        let mut d = ChunkedDecoder::new();
+        let err = d.decode(raw, &mut Vec::new(), 1 << 20).unwrap_err();
+        assert_eq!(err.status, StatusCode::PAYLOAD_TOO_LARGE);
     }
 
     #[test]

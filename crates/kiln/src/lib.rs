@@ -86,3 +86,8 @@ pub mod routing {
 
 #[doc(hidden)]
 pub use route::__private;
+
+/// The README's example, compiled by `cargo test` so that it cannot rot.
+#[cfg(doctest)]
+#[doc = include_str!("../../../README.md")]
+struct ReadmeExample;
