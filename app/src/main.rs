@@ -26,6 +26,8 @@ struct Args {
     #[arg(long, env = "KILN_SHUTDOWN_GRACE", default_value_t = 10)]
     shutdown_grace: u64,
     #[command(flatten)]
+    limits: LimitArgs,
+    #[command(flatten)]
     db: db_routes::DbArgs,
     /// Folder served at `/static/`.
     #[arg(long, env = "KILN_PUBLIC", default_value = concat!(env!("CARGO_MANIFEST_DIR"), "/public"))]
@@ -38,9 +40,45 @@ struct Args {
     access_log_json: bool,
 }
 
+/// The connection engine's limits; each defaults to the `kiln_http` constant it names.
+#[derive(Debug, clap::Args)]
+struct LimitArgs {
+    /// Largest request body in bytes (413 beyond).
+    #[arg(long, env = "KILN_MAX_BODY", default_value_t = kiln_http::MAX_BODY_BYTES)]
+    max_body: usize,
+    /// Largest request head in bytes (431 beyond).
+    #[arg(long, env = "KILN_MAX_HEAD", default_value_t = kiln_http::MAX_HEAD_BYTES)]
+    max_head: usize,
+    /// Seconds from a request's first byte until its head must be complete (408).
+    #[arg(long, env = "KILN_HEADER_TIMEOUT", default_value_t = kiln_http::HEADER_TIMEOUT.as_secs())]
+    header_timeout: u64,
+    /// Seconds an idle keep-alive connection stays open.
+    #[arg(long, env = "KILN_IDLE_TIMEOUT", default_value_t = kiln_http::IDLE_TIMEOUT.as_secs())]
+    idle_timeout: u64,
+    /// Open connections per worker; more are accepted and closed at once.
+    #[arg(long, env = "KILN_MAX_CONNECTIONS", default_value_t = kiln_http::MAX_CONNECTIONS_PER_WORKER)]
+    max_connections: usize,
+}
+
+impl LimitArgs {
+    fn limits(&self) -> kiln_http::Limits {
+        kiln_http::Limits {
+            max_body_bytes: self.max_body,
+            max_head_bytes: self.max_head,
+            header_timeout: Duration::from_secs(self.header_timeout),
+            idle_timeout: Duration::from_secs(self.idle_timeout),
+            max_connections_per_worker: self.max_connections,
+            ..kiln_http::Limits::default()
+        }
+    }
+}
+
 fn main() -> ExitCode {
     let args = Args::parse();
-    let mut server = Server::new().listen(args.listen).shutdown_grace(Duration::from_secs(args.shutdown_grace));
+    let mut server = Server::new()
+        .listen(args.listen)
+        .limits(args.limits.limits())
+        .shutdown_grace(Duration::from_secs(args.shutdown_grace));
     if let Some(n) = args.workers {
         server = server.workers(n);
     }
