@@ -110,7 +110,7 @@ def main(argv: list[str] | None = None) -> int:
     root = Path(__file__).resolve().parents[2]
     if args.report:
         rows = report.read_rows(args.report / "raw.csv")
-        table = report.write_summary(args.report, rows, f"kiln benchmark: {args.report.name}", "Rebuilt from raw.csv.")
+        table = report.write_summary(args.report, rows, f"kiln benchmark: {args.report.name}", "Rebuilt from raw.csv; the settings are in README.md.")
         if not args.no_plots:
             _plots(args.report, table, install=True)
         return 0
