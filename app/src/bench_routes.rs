@@ -1,7 +1,7 @@
 //! The benchmark endpoints: `/pong`, `/hello`, `/plaintext`, `/json` and `/bigtable`.
 
 use kiln::maud::html;
-use kiln::{App, Html, Json, Route, StatusCode};
+use kiln::{App, Html, Int, Json, Reserve, Route, StatusCode};
 use serde::Serialize;
 
 /// Most rows `/bigtable` renders; more is refused with 400.
@@ -69,6 +69,13 @@ async fn json(_: JsonMessage) -> Json<Message> {
     Json(Message { message: "Hello, World!" })
 }
 
+/// An upper bound on the rendered table's size, so that its buffer grows once.
+fn table_bytes(rows: u32, cols: u32) -> usize {
+    let digits = cols.max(1).ilog10() as usize + 1;
+    let row = "<tr></tr>".len() + cols as usize * ("<td></td>".len() + digits);
+    "<table></table>".len() + rows as usize * row
+}
+
 async fn bigtable(route: BigTable) -> Result<Html<kiln::maud::Markup>, (StatusCode, String)> {
     let rows = route.rows.unwrap_or(DEFAULT_ROWS);
     let cols = route.cols.unwrap_or(DEFAULT_COLS);
@@ -77,14 +84,41 @@ async fn bigtable(route: BigTable) -> Result<Html<kiln::maud::Markup>, (StatusCo
         return Err((StatusCode::BAD_REQUEST, msg));
     }
     Ok(Html(html! {
+        (Reserve(table_bytes(rows, cols)))
         table {
             @for _ in 0..rows {
                 tr {
                     @for col in 1..=cols {
-                        td { (col) }
+                        td { (Int(col)) }
                     }
                 }
             }
         }
     }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_reserved_size_bounds_the_rendered_table() {
+        for (rows, cols) in [(0, 0), (1, 1), (3, 9), (1000, 50), (2, 1000), (10, 100)] {
+            let page = poll_once(bigtable(BigTable { rows: Some(rows), cols: Some(cols) }));
+            let len = page.map(|Html(markup)| markup.0.len()).unwrap_or_else(|_| panic!("{rows}x{cols} refused"));
+            let reserved = table_bytes(rows, cols);
+            assert!(len <= reserved, "{rows}x{cols}: rendered {len} > reserved {reserved}");
+            assert!(reserved - len <= rows as usize * cols as usize * 3 + 16, "{rows}x{cols}: far too generous");
+        }
+    }
+
+    /// The handler never awaits, so one poll completes it.
+    fn poll_once<F: std::future::Future>(f: F) -> F::Output {
+        let mut f = std::pin::pin!(f);
+        let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+        match f.as_mut().poll(&mut cx) {
+            std::task::Poll::Ready(out) => out,
+            std::task::Poll::Pending => panic!("the handler awaited"),
+        }
+    }
 }
