@@ -6,7 +6,7 @@
 //!   Route conflicts are reported at start-up, naming both routes.
 //! - **Handlers** are `async fn`s taking extractors ([`Query`], [`Form`], [`Json`],
 //!   [`Headers`], [`Cookies`], [`State`], the body, the head) and returning anything
-//!   [`IntoResponse`]; each refusal is its own [rejection](rejection) type.
+//!   [`IntoResponse`]; each refusal is its own [rejection] type.
 //! - **Per-worker state**: built once per worker, so it may be `!Send` and needs no locks.
 //! - **Responses** written straight into the connection's reusable buffer: JSON with
 //!   serde_json, HTML with maud.
