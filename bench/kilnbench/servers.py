@@ -38,7 +38,8 @@ class Paths:
 
     @property
     def static(self) -> Path:
-        return self.bench / "static"
+        # The very folder kiln-demo serves at /static/, so every server sends the same files.
+        return self.root / "app" / "public"
 
 
 @dataclass(frozen=True)
@@ -70,8 +71,11 @@ class Options:
 ACCESS_LOG_WORKLOADS = frozenset({"pong", "static", "pong-httperf", "static-httperf"})
 """What a log-on variant runs: Snap's pong and file, to compare with the same server's log-off rows."""
 
-FILE_WORKLOADS = frozenset({"static", "static-httperf"})
+FILE_WORKLOADS = frozenset({"static", "static-1m", "static-httperf"})
 """What a variant that only changes file serving runs."""
+
+DB_WORKLOADS = frozenset({"db", "queries", "fortunes", "updates"})
+"""What a database-only peer runs: the TechEmpower database endpoints."""
 
 
 class Unsupported(RuntimeError):
@@ -117,6 +121,11 @@ def _locked_version(lock: Path, crate: str) -> str:
         return "?"
     found = re.search(rf'name = "{re.escape(crate)}"\nversion = "([^"]+)"', text)
     return found.group(1) if found else "?"
+
+
+def is_postgres(url: str | None) -> bool:
+    """Whether a `--database` URL names a PostgreSQL server."""
+    return bool(url) and url.startswith(("postgres://", "postgresql://"))
 
 
 def _peer_env(paths: Paths, port: int, opts: Options) -> dict[str, str]:
@@ -180,8 +189,19 @@ def kiln(name: str, access_log: bool) -> Server:
 # ---------------------------------------------------------------- peers
 
 
-def cargo_peer(name: str, binary: str, crate: str, description: str) -> Server:
-    """A Rust peer: its own cargo project in peers/<name>, built into .build/<name>."""
+def cargo_peer(
+    name: str,
+    binary: str,
+    crates: str | tuple[str, ...],
+    description: str,
+    workloads: frozenset[str] | None = None,
+    postgres: bool = False,
+) -> Server:
+    """A Rust peer: its own cargo project in peers/<name>, built into .build/<name>.
+
+    `crates` are the crates whose locked versions name it; `workloads`, if set, are all
+    it runs; a `postgres` peer only starts when the run has a PostgreSQL `--database`.
+    """
 
     def build(paths: Paths) -> list[Step]:
         manifest = paths.peers / name / "Cargo.toml"
@@ -189,12 +209,16 @@ def cargo_peer(name: str, binary: str, crate: str, description: str) -> Server:
         return [Step(["cargo", "build", "--release", "--manifest-path", str(manifest), "--target-dir", str(target)], paths.root)]
 
     def launch(paths: Paths, port: int, opts: Options) -> Launch:
+        if postgres and not is_postgres(opts.database_url):
+            raise Unsupported("a PostgreSQL peer: run with --database postgres://...")
         return Launch([str(paths.build / name / "release" / binary)], _peer_env(paths, port, opts))
 
     def version(paths: Paths) -> str:
-        return f"{crate} {_locked_version(paths.peers / name / 'Cargo.lock', crate)}, {_first_line(['rustc', '--version'])}"
+        lock = paths.peers / name / "Cargo.lock"
+        named = ", ".join(f"{c} {_locked_version(lock, c)}" for c in ((crates,) if isinstance(crates, str) else crates))
+        return f"{named}, {_first_line(['rustc', '--version'])}"
 
-    return Server(name, description, build, launch, version, tools={"cargo": "cargo"})
+    return Server(name, description, build, launch, version, tools={"cargo": "cargo"}, workloads=workloads)
 
 
 def floor() -> Server:
@@ -311,6 +335,16 @@ SERVERS: list[Server] = [
     cargo_peer("actix", "peer-actix", "actix-web", "actix-web 4, 1 worker; bigtable with maud"),
     cargo_peer("axum", "peer-axum", "axum", "axum on a current-thread tokio runtime"),
     cargo_peer("may-minihttp", "peer-may-minihttp", "may_minihttp", "may-minihttp, 1 worker"),
+    cargo_peer(
+        "actix-pg", "peer-actix-pg", ("actix-web", "tokio-postgres"),
+        "actix-web 4 + tokio-postgres, 1 worker, one pipelined connection, prepared statements",
+        DB_WORKLOADS, postgres=True,
+    ),  # fmt: skip
+    cargo_peer(
+        "may-minihttp-pg", "peer-may-minihttp-pg", ("may_minihttp", "may_postgres"),
+        "may-minihttp + may_postgres (git), 1 worker, one pipelined connection, prepared statements",
+        DB_WORKLOADS, postgres=True,
+    ),  # fmt: skip
     go(),
     node(),
     tornado(),

@@ -64,6 +64,13 @@ def _worlds(count: int) -> Check:
     return check
 
 
+def _length(n: int) -> Check:
+    def check(body: bytes) -> str | None:
+        return None if len(body) == n else f"expected {n} bytes, got {len(body)}"
+
+    return check
+
+
 def _fortunes(body: bytes) -> str | None:
     text = body.decode("utf-8", "replace")
     if "<table" in text and "Additional fortune added at request time." in text and "&lt;script&gt;" in text:
@@ -103,6 +110,7 @@ WORKLOADS: list[Workload] = [
     ),
     Workload("json", "/json", "wrk", _json_message, "TechEmpower JSON, serialised per request"),
     Workload("static", "/static/hello.txt", "wrk", _exactly(b"Hello, World!"), "13-byte static file"),
+    Workload("static-1m", "/static/1m.bin", "wrk", _length(1 << 20), "1 MiB static file (sendfile)", quick=False),
     Workload(
         "bigtable",
         f"/bigtable?rows={BIGTABLE_ROWS}&cols={BIGTABLE_COLS}",
