@@ -17,18 +17,23 @@ from .runner import Plan, Runner
 from .servers import BY_NAME as SERVERS
 from .servers import Options, Paths
 from .workloads import BY_NAME as WORKLOADS
+from .workloads import GROUPS as WORKLOAD_GROUPS
 from .workloads import WORKLOADS as ALL_WORKLOADS
 
 QUICK = Settings(duration_s=1, warmup_s=0, ab_requests=5_000, httperf_rate=500, idle_conns=500)
 """--quick: a smoke test of seconds, not a measurement."""
 
 
-def _names(text: str, known: dict, what: str) -> list:
+def _names(text: str, known: dict, what: str, groups: dict[str, list[str]] | None = None) -> list:
+    """The entries `text` names, comma-separated; a group's name stands for its members, each taken once."""
+    groups = groups or {}
     names = [n.strip() for n in text.split(",") if n.strip()]
-    unknown = [n for n in names if n not in known]
+    unknown = [n for n in names if n not in known and n not in groups]
     if unknown:
-        raise SystemExit(f"bench/run: unknown {what}: {', '.join(unknown)} (known: {', '.join(known)})")
-    return [known[n] for n in names]
+        choices = ", ".join([*known, *(f"{g} (group)" for g in groups)])
+        raise SystemExit(f"bench/run: unknown {what}: {', '.join(unknown)} (known: {choices})")
+    expanded = [member for n in names for member in groups.get(n, [n])]
+    return [known[n] for n in dict.fromkeys(expanded)]
 
 
 def parse_args(argv: list[str]) -> argparse.Namespace:
@@ -38,7 +43,11 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     )
     p.add_argument("--quick", action="store_true", help="smoke test: kiln only, 1 s per workload, 1 rep")
     p.add_argument("--servers", help=f"comma-separated, from: {', '.join(SERVERS)}")
-    p.add_argument("--workloads", help=f"comma-separated, from: {', '.join(WORKLOADS)}")
+    p.add_argument(
+        "--workloads",
+        help=f"comma-separated, from: {', '.join(WORKLOADS)}; or a group: "
+        + "; ".join(f"{g} = {', '.join(m)}" for g, m in WORKLOAD_GROUPS.items()),
+    )
     p.add_argument("--out", type=Path, help="result folder [bench/results/<date>-<label>]")
     p.add_argument("--label", help="names the result folder [quick or full]")
     p.add_argument("--reps", type=int, help="repetitions per server and workload [3; quick 1]")
@@ -119,8 +128,8 @@ def main(argv: list[str] | None = None) -> int:
     out = (args.out or root / "bench" / "results" / f"{datetime.date.today().isoformat()}-{label}").resolve()
     out.mkdir(parents=True, exist_ok=True)
     servers = _names(args.servers or ("kiln" if args.quick else ",".join(SERVERS)), SERVERS, "server")
-    workloads = _names(args.workloads, WORKLOADS, "workload") if args.workloads else [
-        w for w in ALL_WORKLOADS if w.quick or not args.quick
+    workloads = _names(args.workloads, WORKLOADS, "workload", WORKLOAD_GROUPS) if args.workloads else [
+        w for w in ALL_WORKLOADS if w.default and (w.quick or not args.quick)
     ]
     reps = args.reps or (1 if args.quick else 3)
     settings = _settings(args)

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .workloads import BY_NAME as WORKLOADS
+from .workloads import MIX_CONNS, MIX_MODES
 
 MEASURED = "ok"
 REFERENCE = "floor"
@@ -200,6 +201,39 @@ def overview_table(table: dict[str, dict[str, Cell]], workloads: list[str]) -> l
     return lines
 
 
+def mix_tables(table: dict[str, dict[str, Cell]]) -> list[str]:
+    """The non-blocking Ruby report's layout, one table per server that ran `/mix`: a row per
+    `every`, a column per concurrency and mode (median req/s), async ÷ blocking, and the errors."""
+    found: dict[str, dict[tuple[int, str, int], Cell]] = defaultdict(dict)
+    for workload, by_server in table.items():
+        w = WORKLOADS.get(workload)
+        if w is None or w.mix is None:
+            continue
+        for server, c in by_server.items():
+            found[server][(w.mix.every, w.mix.mode, w.conns)] = c
+    lines: list[str] = []
+    for server in sorted(found, key=lambda s: (s != BASELINE, s)):
+        got = found[server]
+        conns = [n for n in MIX_CONNS if any(k[2] == n for k in got)]
+        columns = [(n, m) for n in conns for m in MIX_MODES]
+        header = [f"c={n} {m}" for n, m in columns] + [f"c={n} async ÷ blocking" for n in conns]
+        lines += [
+            *([""] if lines else []),
+            f"### {server}: req/s (median), a long query every N requests",
+            "",
+            "| every N | " + " | ".join(header) + " | errors (blocking / async) |",
+            "|--:|" + "--:|" * len(header) + "--:|",
+        ]
+        for every in sorted({k[0] for k in got}):
+            row = [_f(got[(every, m, n)].rps) if (every, m, n) in got else "" for n, m in columns]
+            for n in conns:
+                b, a = got.get((every, "blocking", n)), got.get((every, "async", n))
+                row.append(_ratio(a.rps, b.rps) if a and b else "–")
+            errors = [sum(c.errors for k, c in got.items() if k[0] == every and k[1] == m) for m in MIX_MODES]
+            lines.append(f"| {every} | " + " | ".join(row) + f" | {' / '.join(str(e) for e in errors)} |")
+    return lines
+
+
 def _not_run(rows: list[dict]) -> list[str]:
     seen = set()
     lines = ["| server | workload | status | why |", "|---|---|---|---|"]
@@ -218,6 +252,9 @@ def _not_run(rows: list[dict]) -> list[str]:
 def write_summary(out: Path, rows: list[dict], title: str, settings_line: str) -> dict[str, dict[str, Cell]]:
     table = cells(rows)
     workloads = _workload_order(table)
+    mix = mix_tables(table)
+    # The mix table shows the /mix workloads better than a column each in the overview.
+    overview = [w for w in workloads if not (mix and w in WORKLOADS and WORKLOADS[w].mix)]
     md = [
         f"# {title}",
         "",
@@ -227,11 +264,22 @@ def write_summary(out: Path, rows: list[dict], title: str, settings_line: str) -
         "`vs kiln` is req/s divided by kiln's in the same run; `of floor` is the share of the C "
         "floor's req/s (the machine's limit). Errors count non-2xx responses, socket errors and timeouts. "
         "RSS is summed over the server's processes; peak is the highest VmRSS sampled during the workload.",
-        "",
-        "## Overview: req/s (ratio to kiln)",
-        "",
-        *overview_table(table, workloads),
     ]
+    if overview:
+        md += ["", "## Overview: req/s (ratio to kiln)", "", *overview_table(table, overview)]
+    if mix:
+        md += [
+            "",
+            "## Mix: blocking vs async database access (the non-blocking Ruby report's table)",
+            "",
+            (
+                "Each request runs one short query; every N-th also runs the long one (`pg_sleep`). "
+                "`blocking` waits for the database on the worker thread, `async` serves other requests meanwhile. "
+                "Errors are summed over the concurrencies and repetitions of the row."
+            ),
+            "",
+            *mix,
+        ]
     for workload in workloads:
         w = WORKLOADS.get(workload)
         what = f" — {w.description}" if w else ""

@@ -336,15 +336,21 @@ SERVERS: list[Server] = [
     cargo_peer("axum", "peer-axum", "axum", "axum on a current-thread tokio runtime"),
     cargo_peer("may-minihttp", "peer-may-minihttp", "may_minihttp", "may-minihttp, 1 worker"),
     cargo_peer(
-        "actix-pg", "peer-actix-pg", ("actix-web", "tokio-postgres"),
+        "actix-pg",
+        "peer-actix-pg",
+        ("actix-web", "tokio-postgres"),
         "actix-web 4 + tokio-postgres, 1 worker, one pipelined connection, prepared statements",
-        DB_WORKLOADS, postgres=True,
-    ),  # fmt: skip
+        DB_WORKLOADS,
+        postgres=True,
+    ),
     cargo_peer(
-        "may-minihttp-pg", "peer-may-minihttp-pg", ("may_minihttp", "may_postgres"),
+        "may-minihttp-pg",
+        "peer-may-minihttp-pg",
+        ("may_minihttp", "may_postgres"),
         "may-minihttp + may_postgres (git), 1 worker, one pipelined connection, prepared statements",
-        DB_WORKLOADS, postgres=True,
-    ),  # fmt: skip
+        DB_WORKLOADS,
+        postgres=True,
+    ),
     go(),
     node(),
     tornado(),

@@ -17,6 +17,11 @@ Check = Callable[[bytes], "str | None"]
 BIGTABLE_ROWS, BIGTABLE_COLS = 1000, 50
 QUERIES = 20
 MIX_EVERY = 10
+"""The default `every` of the mix workloads: a long query every 10th request."""
+MIX_EVERIES = (5, 10, 20, 50, 100)
+MIX_CONNS = (10, 100, 1000)
+MIX_MODES = ("blocking", "async")
+"""The non-blocking Ruby report's table: every N, at each concurrency, blocking vs async."""
 
 
 def _exactly(expected: bytes) -> Check:
@@ -87,6 +92,14 @@ def _json_any(body: bytes) -> str | None:
 
 
 @dataclass(frozen=True)
+class Mix:
+    """What a `/mix` workload varies: blocking or async access, and how often the long query runs."""
+
+    mode: str
+    every: int
+
+
+@dataclass(frozen=True)
 class Workload:
     """One measured scenario."""
 
@@ -99,6 +112,29 @@ class Workload:
     conns: int = 100
     quick: bool = True
     """Whether `--quick` runs it."""
+    default: bool = True
+    """Whether a run that names no workloads runs it (otherwise only by name or group)."""
+    mix: Mix | None = None
+    """For a `/mix` workload: its mode and `every`."""
+
+
+def mix_name(mode: str, every: int, conns: int) -> str:
+    """`mix-async-c100` for the default `every`, `mix-async-e50-c100` for the others."""
+    return f"mix-{mode}-c{conns}" if every == MIX_EVERY else f"mix-{mode}-e{every}-c{conns}"
+
+
+def _mix(mode: str, every: int, conns: int) -> Workload:
+    return Workload(
+        mix_name(mode, every, conns),
+        f"/mix/{mode}?every={every}",
+        "wrk",
+        _json_any,
+        f"{mode} database access, a long query every {every} requests, {conns} connections",
+        conns=conns,
+        quick=every == MIX_EVERY and conns == 100,
+        default=every == MIX_EVERY,
+        mix=Mix(mode, every),
+    )
 
 
 WORKLOADS: list[Workload] = [
@@ -122,19 +158,8 @@ WORKLOADS: list[Workload] = [
     Workload("queries", f"/queries?queries={QUERIES}", "wrk", _worlds(QUERIES), f"TechEmpower {QUERIES} queries"),
     Workload("fortunes", "/fortunes", "wrk", _fortunes, "TechEmpower fortunes"),
     Workload("updates", f"/updates?queries={QUERIES}", "wrk", _worlds(QUERIES), f"TechEmpower {QUERIES} updates"),
-    *(
-        Workload(
-            f"mix-{mode}-c{conns}",
-            f"/mix/{mode}?every={MIX_EVERY}",
-            "wrk",
-            _json_any,
-            f"{mode} database access, a long query every {MIX_EVERY} requests, {conns} connections",
-            conns=conns,
-            quick=conns == 100,
-        )
-        for mode in ("blocking", "async")
-        for conns in (10, 100, 1000)
-    ),
+    *(_mix(mode, MIX_EVERY, conns) for mode in MIX_MODES for conns in MIX_CONNS),
+    *(_mix(mode, every, conns) for every in MIX_EVERIES if every != MIX_EVERY for mode in MIX_MODES for conns in MIX_CONNS),
     Workload("hello-ab", "/hello", "ab", _exactly(b"Hello World!"), "hello-world round-up: ab -r -k -c 100"),
     Workload("pong-httperf", "/pong", "httperf", _exactly(b"PONG"), "Snap's pong at a fixed rate (httperf)"),
     Workload("static-httperf", "/static/hello.txt", "httperf", _exactly(b"Hello, World!"), "Snap's file at a fixed rate"),
@@ -142,3 +167,11 @@ WORKLOADS: list[Workload] = [
 ]
 
 BY_NAME = {w.name: w for w in WORKLOADS}
+
+GROUPS: dict[str, list[str]] = {
+    "database": ["db", "queries", "fortunes", "updates"],
+    # Blocking and async side by side at each step, so that drift hits both alike.
+    "mix-table": [mix_name(m, e, c) for e in MIX_EVERIES for c in MIX_CONNS for m in MIX_MODES],
+}
+"""Names `--workloads` accepts for a set of workloads (the TechEmpower database four, the whole
+mix table); a group may not share a workload's name."""

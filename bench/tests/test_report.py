@@ -7,7 +7,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from kilnbench.report import cells, write_summary  # noqa: E402
+from kilnbench.report import cells, mix_tables, write_summary  # noqa: E402
 from kilnbench.runner import ROW_FIELDS  # noqa: E402
 
 
@@ -56,6 +56,39 @@ class SummaryTest(unittest.TestCase):
         self.assertTrue(lines[1].startswith("| **kiln** | 200 | 1.00 | 50% |"))
         self.assertTrue(lines[2].startswith("| actix | 100 | 0.50 | 25% |"))
         self.assertIn("| go | (build) | build failed | go: not found |", text)
+
+
+MIX_ROWS = [
+    row("kiln", "mix-blocking-e5-c10", 1, 100.0),
+    row("kiln", "mix-async-e5-c10", 1, 400.0, errors=3),
+    row("kiln", "mix-blocking-c10", 1, 200.0),
+    row("kiln", "mix-async-c10", 1, 500.0),
+    row("kiln", "mix-async-c1000", 1, 900.0),
+    row("kiln", "pong", 1, 1000.0),
+]
+
+
+class MixTableTest(unittest.TestCase):
+    def test_a_row_per_every_columns_per_concurrency_and_mode(self):
+        lines = mix_tables(cells(MIX_ROWS))
+        self.assertEqual(lines[0], "### kiln: req/s (median), a long query every N requests")
+        header = lines[2]
+        self.assertTrue(header.startswith("| every N | c=10 blocking | c=10 async | c=1000 blocking | c=1000 async |"))
+        self.assertIn("c=10 async ÷ blocking | c=1000 async ÷ blocking | errors (blocking / async) |", header)
+        self.assertEqual(lines[4], "| 5 | 100 | 400 |  |  | 4.00 | – | 0 / 3 |")
+        self.assertEqual(lines[5], "| 10 | 200 | 500 |  | 900 | 2.50 | – | 0 / 0 |")
+
+    def test_the_summary_shows_it_instead_of_mix_columns_in_the_overview(self):
+        with tempfile.TemporaryDirectory() as out:
+            write_summary(Path(out), MIX_ROWS, "t", "")
+            text = (Path(out) / "summary.md").read_text()
+        overview = text.split("## Overview")[1].split("## Mix")[0]
+        self.assertIn("| server | pong |", overview)
+        self.assertNotIn("mix-", overview)
+        self.assertIn("| 5 | 100 | 400 |", text)
+
+    def test_no_mix_no_table(self):
+        self.assertEqual(mix_tables(cells(ROWS)), [])
 
 
 if __name__ == "__main__":
