@@ -326,12 +326,13 @@ impl Conn {
         }
         match mem::replace(&mut self.bufs.res.body, Body::Buffer) {
             Body::File { file, offset, len } => {
-                self.flush().await?;
-                let deadline = Instant::now() + self.worker.limits.body_timeout;
-                match timeout_at(deadline, crate::sendfile::send_file(&self.stream, &file, offset, len)).await {
-                    Ok(r) => r?,
-                    Err(_) => return Err(Stop::Done),
-                }
+                // Corked, the head and the file's first bytes leave in full segments
+                // instead of the head going alone as a tiny packet (as nginx's
+                // `tcp_nopush` does); uncorking pushes out the tail.
+                let _ = socket2::SockRef::from(&self.stream).set_tcp_cork(true);
+                let sent = self.send_file(file, offset, len).await;
+                let _ = socket2::SockRef::from(&self.stream).set_tcp_cork(false);
+                sent?;
             }
             Body::Stream(mut stream) => {
                 let chunked = delimit == Delimit::Chunked;
@@ -359,6 +360,16 @@ impl Conn {
             Body::Buffer | Body::Static(_) | Body::Bytes(_) => {}
         }
         Ok(keep_alive)
+    }
+
+    /// Writes the buffered head, then `len` bytes of `file` from `offset`.
+    async fn send_file(&mut self, file: std::fs::File, offset: u64, len: u64) -> Flow {
+        self.flush().await?;
+        let deadline = Instant::now() + self.worker.limits.body_timeout;
+        match timeout_at(deadline, crate::sendfile::send_file(&self.stream, &file, offset, len)).await {
+            Ok(r) => Ok(r?),
+            Err(_) => Err(Stop::Done),
+        }
     }
 
     /// Answers a refused request and ends the connection: whatever follows a bad head
