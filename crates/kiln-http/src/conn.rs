@@ -284,15 +284,25 @@ impl Conn {
         res.clear();
         // A panicking handler costs its request a 500, not the worker: the body has been
         // read, so the connection is still in step and may go on.
-        let outcome = {
-            let mut call = pin!(service.call(req, res));
-            poll_fn(|cx| match std::panic::catch_unwind(AssertUnwindSafe(|| call.as_mut().poll(cx))) {
-                Ok(Poll::Ready(())) => Poll::Ready(true),
-                Ok(Poll::Pending) => Poll::Pending,
-                Err(_) => Poll::Ready(false),
-            })
-            .await
+        // A service may panic while starting its future (a synchronous `service_fn`)
+        // or while it runs; both are caught.
+        let start = move || {
+            let res = res;
+            service.call(req, res)
         };
+        let outcome = match std::panic::catch_unwind(AssertUnwindSafe(start)) {
+            Ok(call) => {
+                let mut call = pin!(call);
+                poll_fn(|cx| match std::panic::catch_unwind(AssertUnwindSafe(|| call.as_mut().poll(cx))) {
+                    Ok(Poll::Ready(())) => Poll::Ready(true),
+                    Ok(Poll::Pending) => Poll::Pending,
+                    Err(_) => Poll::Ready(false),
+                })
+                .await
+            }
+            Err(_) => false,
+        };
+        let res = &mut self.bufs.res;
         if !outcome {
             encode::error_response(res, StatusCode::INTERNAL_SERVER_ERROR, "internal server error");
         }

@@ -182,3 +182,26 @@ fn a_client_that_uploads_a_refused_body_in_full_still_reads_its_413() {
     assert_eq!(resps.len(), 1, "the 413 was lost");
     assert_eq!(resps[0].status, 413);
 }
+
+#[test]
+fn a_synchronous_service_fn_that_panics_costs_one_500_not_the_worker() {
+    // Regression: the engine caught panics while polling a service's future, but a
+    // `service_fn` runs its closure while the future is created, before any poll.
+    let server = Server::new()
+        .workers(1)
+        .listen("127.0.0.1:0".parse().unwrap())
+        .serve(|_| {
+            kiln_http::service_fn(|req, res| {
+                assert!(req.path() != "/panic", "handler panicked on purpose");
+                res.set_body_static(b"fine");
+            })
+        })
+        .unwrap();
+    let mut s = std::net::TcpStream::connect(server.local_addr()).unwrap();
+    s.set_read_timeout(Some(support::CLIENT_TIMEOUT)).unwrap();
+    s.write_all(b"GET /panic HTTP/1.1\r\nHost: a\r\n\r\nGET /after HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n")
+        .unwrap();
+    let resps = parse_all(&read_to_close(&mut s), false);
+    assert_eq!(resps.iter().map(|r| r.status).collect::<Vec<_>>(), [500, 200]);
+    assert_eq!(resps[1].body_str(), "fine");
+}
