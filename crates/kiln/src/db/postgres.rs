@@ -161,29 +161,53 @@ fn world_from(row: &Row) -> World {
     World { id: row.get(0), random_number: row.get(1) }
 }
 
+/// Connections per worker reserved for `/mix`'s long query, opened on first use. A
+/// connection answers its queries in order, so a long query pipelined with the short
+/// ones would hold every one of them up for its whole duration: the non-blocking mode
+/// would then be no faster than the blocking one. On connections of their own, long
+/// queries overlap one another and the short queries never wait behind them.
+const LONG_QUERY_CONNECTIONS: usize = 16;
+
 /// One worker's connections, used in turn.
 pub(crate) struct PgWorker {
     settings: Arc<PgSettings>,
     slots: Vec<Rc<Slot>>,
     next: Cell<usize>,
+    long_slots: Vec<Rc<Slot>>,
+    next_long: Cell<usize>,
     blocking: RefCell<Option<BlockingPg>>,
 }
 
 impl PgWorker {
     pub(crate) fn new(settings: Arc<PgSettings>) -> Self {
-        let slots = (0..settings.connections.max(1))
-            .map(|_| {
-                let state = State::Down { retry_at: Instant::now(), backoff: MIN_BACKOFF, reason: String::new() };
-                Rc::new(Slot { settings: Arc::clone(&settings), state: RefCell::new(state) })
-            })
-            .collect();
-        PgWorker { settings, slots, next: Cell::new(0), blocking: RefCell::new(None) }
+        let new_slots = |n: usize| -> Vec<Rc<Slot>> {
+            (0..n)
+                .map(|_| {
+                    let state = State::Down { retry_at: Instant::now(), backoff: MIN_BACKOFF, reason: String::new() };
+                    Rc::new(Slot { settings: Arc::clone(&settings), state: RefCell::new(state) })
+                })
+                .collect()
+        };
+        let slots = new_slots(settings.connections.max(1));
+        let long_slots = new_slots(LONG_QUERY_CONNECTIONS);
+        PgWorker {
+            settings,
+            slots,
+            next: Cell::new(0),
+            long_slots,
+            next_long: Cell::new(0),
+            blocking: RefCell::new(None),
+        }
     }
 
     async fn slot(&self) -> Result<(&Rc<Slot>, Rc<PgConn>), DbError> {
-        let i = self.next.get();
-        self.next.set((i + 1) % self.slots.len());
-        let slot = &self.slots[i];
+        Self::take_turn(&self.slots, &self.next).await
+    }
+
+    async fn take_turn<'s>(slots: &'s [Rc<Slot>], next: &Cell<usize>) -> Result<(&'s Rc<Slot>, Rc<PgConn>), DbError> {
+        let i = next.get();
+        next.set((i + 1) % slots.len());
+        let slot = &slots[i];
         Ok((slot, slot.conn().await?))
     }
 
@@ -238,9 +262,12 @@ impl PgWorker {
         let mut rows = Vec::with_capacity(2);
         if long {
             let secs = self.settings.long_query.as_secs_f64();
-            let (short, slow) = join(short, conn.client.query_one(&conn.slow, &[&id, &secs])).await;
+            let (long_slot, long_conn) = Self::take_turn(&self.long_slots, &self.next_long).await?;
+            let long_params: [&(dyn ToSql + Sync); 2] = [&id, &secs];
+            let slow = long_conn.client.query_one(&long_conn.slow, &long_params);
+            let (short, slow) = join(short, slow).await;
             rows.push(world_from(&short.map_err(|e| slot.failed(&conn, e))?));
-            rows.push(world_from(&slow.map_err(|e| slot.failed(&conn, e))?));
+            rows.push(world_from(&slow.map_err(|e| long_slot.failed(&long_conn, e))?));
         } else {
             rows.push(world_from(&short.await.map_err(|e| slot.failed(&conn, e))?));
         }
