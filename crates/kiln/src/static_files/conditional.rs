@@ -92,11 +92,11 @@ enum Comparison {
 
 /// Whether a list of entity tags (or `*`) names our tag.
 fn tag_list_matches(list: &[u8], ours: &str, how: Comparison) -> bool {
-    let list = trim(list);
+    let list = list.trim_ascii();
     if list == b"*" {
         return true;
     }
-    list.split(|&b| b == b',').map(trim).any(|tag| {
+    list.split(|&b| b == b',').map(<[u8]>::trim_ascii).any(|tag| {
         let (weak, opaque) = match tag.strip_prefix(b"W/") {
             Some(rest) => (true, rest),
             None => (false, tag),
@@ -107,7 +107,7 @@ fn tag_list_matches(list: &[u8], ours: &str, how: Comparison) -> bool {
 
 /// §13.1.5: an entity tag must match strongly; a date must equal `Last-Modified`.
 fn if_range_holds(value: &[u8], v: &Validators<'_>) -> bool {
-    let value = trim(value);
+    let value = value.trim_ascii();
     if value.starts_with(b"\"") || value.starts_with(b"W/") {
         return value == v.etag.as_bytes();
     }
@@ -126,14 +126,14 @@ enum RangeSpec {
 
 /// Parses `bytes=first-last`, `bytes=first-` or `bytes=-suffix` (§14.1.2).
 fn parse_range(value: &[u8], len: u64) -> RangeSpec {
-    let value = trim(value);
+    let value = value.trim_ascii();
     let Some((unit, set)) = value.split_first_chunk::<6>() else { return RangeSpec::Ignored };
     // §14.1: range units are compared case-insensitively.
     if !unit.eq_ignore_ascii_case(b"bytes=") || set.contains(&b',') {
         return RangeSpec::Ignored;
     }
     let Some(dash) = set.iter().position(|&b| b == b'-') else { return RangeSpec::Ignored };
-    let (first, last) = (trim(&set[..dash]), trim(&set[dash + 1..]));
+    let (first, last) = (set[..dash].trim_ascii(), set[dash + 1..].trim_ascii());
     match (number(first), number(last)) {
         (None, Some(suffix)) if first.is_empty() => {
             if suffix == 0 || len == 0 {
@@ -157,7 +157,7 @@ fn parse_range(value: &[u8], len: u64) -> RangeSpec {
 }
 
 fn last_is_open(set: &[u8], dash: usize) -> bool {
-    trim(&set[dash + 1..]).is_empty()
+    set[dash + 1..].trim_ascii().is_empty()
 }
 
 /// A run of digits; saturates rather than overflowing, since a position past the end
@@ -172,19 +172,9 @@ fn number(digits: &[u8]) -> Option<u64> {
 /// An HTTP-date (§5.6.7) in whole seconds; `None` when invalid, which makes the header
 /// be ignored (§13.1.3, §13.1.4).
 fn http_date(value: &[u8]) -> Option<u64> {
-    let text = std::str::from_utf8(trim(value)).ok()?;
+    let text = std::str::from_utf8(value.trim_ascii()).ok()?;
     let time = httpdate::parse_http_date(text).ok()?;
     time.duration_since(UNIX_EPOCH).ok().map(|d| d.as_secs())
-}
-
-fn trim(mut s: &[u8]) -> &[u8] {
-    while let [b' ' | b'\t', rest @ ..] = s {
-        s = rest;
-    }
-    while let [rest @ .., b' ' | b'\t'] = s {
-        s = rest;
-    }
-    s
 }
 
 #[cfg(test)]

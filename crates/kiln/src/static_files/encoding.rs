@@ -14,7 +14,7 @@ pub(crate) fn accepts(accept_encoding: &[u8], coding: Coding) -> bool {
     let mut star = false;
     for item in accept_encoding.split(|&b| b == b',') {
         let mut parts = item.split(|&b| b == b';');
-        let name = trim(parts.next().unwrap_or_default());
+        let name = parts.next().unwrap_or_default().trim_ascii();
         let allowed = parts.all(|param| !is_zero_quality(param));
         if name.eq_ignore_ascii_case(token) || name.eq_ignore_ascii_case(alias) {
             // An explicit entry decides, whatever `*` says.
@@ -29,22 +29,12 @@ pub(crate) fn accepts(accept_encoding: &[u8], coding: Coding) -> bool {
 
 /// `q=0`, `q=0.0`, `q=0.000`: the coding is refused (§12.4.2).
 fn is_zero_quality(param: &[u8]) -> bool {
-    let param = trim(param);
+    let param = param.trim_ascii();
     let Some(value) = param.strip_prefix(b"q=").or_else(|| param.strip_prefix(b"Q=")) else { return false };
     match value.split_first() {
         Some((b'0', rest)) => rest.is_empty() || (rest[0] == b'.' && rest[1..].iter().all(|&b| b == b'0')),
         _ => false,
     }
-}
-
-fn trim(mut s: &[u8]) -> &[u8] {
-    while let [b' ' | b'\t', rest @ ..] = s {
-        s = rest;
-    }
-    while let [rest @ .., b' ' | b'\t'] = s {
-        s = rest;
-    }
-    s
 }
 
 #[cfg(test)]
