@@ -404,7 +404,9 @@ impl Conn {
             return;
         }
         let deadline = Instant::now() + LINGER_TIME;
-        let mut scratch = [0u8; 4096];
+        // On the heap: an array here would be held across the awaits below and so
+        // enlarge every connection's task, idle or not, by its size.
+        let mut scratch = vec![0u8; 4096];
         let mut discarded = 0;
         while discarded < LINGER_BYTES {
             match timeout_at(deadline, self.stream.read(&mut scratch)).await {
