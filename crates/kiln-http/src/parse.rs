@@ -53,21 +53,17 @@ const BAD: StatusCode = StatusCode::BAD_REQUEST;
 /// Parses the head at the start of `buf` into `head` (offsets relative to `buf`).
 /// `Ok(None)` means the head is not complete yet and is still within the limits.
 pub(crate) fn parse_head(buf: &[u8], limits: &Limits, head: &mut Head) -> Result<Option<Parsed>, Rejection> {
-    check_request_line_length(buf, limits.max_request_line)?;
-
     let mut slots = [const { MaybeUninit::<httparse::Header<'_>>::uninit() }; HEADER_SLOTS];
     let slots = &mut slots[..limits.max_headers.min(HEADER_SLOTS)];
     let mut req = httparse::Request::new(&mut []);
     let status = httparse::ParserConfig::default().parse_request_with_uninit_headers(&mut req, buf, slots);
     let len = match status {
         Ok(httparse::Status::Complete(len)) => len,
-        Ok(httparse::Status::Partial) => {
-            if buf.len() > limits.max_head_bytes {
-                return Err(reject(StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE, "request head too large"));
-            }
-            return Ok(None);
+        Ok(httparse::Status::Partial) => return check_partial_head(buf, limits).map(|()| None),
+        Err(e) => {
+            check_request_line_length(buf, limits.max_request_line)?;
+            return Err(rejection_for(e, buf));
         }
-        Err(e) => return Err(rejection_for(e, buf)),
     };
     if len > limits.max_head_bytes {
         return Err(reject(StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE, "request head too large"));
@@ -84,6 +80,10 @@ pub(crate) fn parse_head(buf: &[u8], limits: &Limits, head: &mut Head) -> Result
     if target.is_empty() {
         return Err(reject(BAD, "empty request target"));
     }
+    // The line is `method SP target SP HTTP/1.x`: its length is known without a scan.
+    if target.as_ptr() as usize - buf.as_ptr() as usize + target.len() + " HTTP/1.1".len() > limits.max_request_line {
+        return Err(reject(StatusCode::URI_TOO_LONG, "request line too long"));
+    }
     head.method = span(method.as_bytes());
     head.target = span(target.as_bytes());
     head.version = Some(version);
@@ -99,13 +99,12 @@ pub(crate) fn parse_head(buf: &[u8], limits: &Limits, head: &mut Head) -> Result
     let mut keep_alive_token = false;
     let mut expect_continue = false;
 
+    // httparse admits only HTAB, SP, VCHAR and obs-text in a value (no NUL, CR or LF),
+    // and refuses obs-fold, so values need no second scan here.
     for h in req.headers.iter() {
         head.headers.push(HeaderSpan { name: span(h.name.as_bytes()), value: span(h.value) });
         let name = h.name.as_bytes();
         let value = h.value;
-        if value.iter().any(|&b| b == 0 || b == b'\r' || b == b'\n') {
-            return Err(reject(BAD, "invalid byte in header value"));
-        }
         if name.eq_ignore_ascii_case(b"host") {
             hosts += 1;
         } else if name.eq_ignore_ascii_case(b"content-length") {
