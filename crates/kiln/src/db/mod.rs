@@ -4,7 +4,8 @@
 //! - [`Database::open`] takes `sqlite://PATH` or `postgres://...`. SQLite runs on its
 //!   own threads (WAL, busy timeout, migrations at start-up) and is awaited over a
 //!   channel, so a worker never blocks on it. PostgreSQL uses one pipelined
-//!   `tokio-postgres` connection per worker with statements prepared once.
+//!   connection per worker with statements prepared once, and a `Sync` per batch of
+//!   reads rather than per query (see `pipeline`).
 //! - [`WorkerDb`] is a worker's handle: the TechEmpower queries
 //!   ([`random_world`](WorkerDb::random_world), [`worlds`](WorkerDb::worlds),
 //!   [`fortunes`](WorkerDb::fortunes), [`update_worlds`](WorkerDb::update_worlds),
@@ -17,9 +18,11 @@ mod database;
 mod error;
 mod migrate;
 mod model;
+mod pipeline;
 mod postgres;
 mod random;
 mod sqlite;
+mod startup;
 
 pub use database::{CONNECT_TIMEOUT, Database, DbOptions, LONG_QUERY, MAX_ROWS, QUERY_TIMEOUT, WorkerDb};
 pub use error::DbError;

@@ -1,7 +1,8 @@
-//! PostgreSQL with `tokio-postgres`: a few connections per worker (one by default),
-//! each with its statements prepared once. Queries issued concurrently on one
-//! connection are pipelined: they leave in one write and their answers come back
-//! in order, so `/queries?queries=20` costs one round trip, not twenty.
+//! PostgreSQL through the worker's own pipelined connections (see `pipeline`): a
+//! few per worker (one by default), each with its statements prepared once. The
+//! queries of a request leave in one write with the other requests' and their
+//! answers come back in order, so `/queries?queries=20` costs one round trip, not
+//! twenty, and the server one transaction, not twenty.
 //!
 //! A connection that breaks is replaced on the next call after a backoff that
 //! doubles up to [`MAX_BACKOFF`]; until then calls fail at once with
@@ -12,16 +13,18 @@ use std::rc::{Rc, Weak};
 use std::sync::Arc;
 use std::time::Duration;
 
+use fallible_iterator::FallibleIterator;
 use futures_util::FutureExt;
-use futures_util::future::{LocalBoxFuture, Shared, join, join_all, try_join};
+use futures_util::future::{LocalBoxFuture, Shared, join};
+use postgres_protocol::message::backend::DataRowBody;
 use tokio::time::Instant;
-use tokio_postgres::error::SqlState;
-use tokio_postgres::types::ToSql;
-use tokio_postgres::{Client, Config, NoTls, Row, Statement};
+use tokio_postgres::Config;
 
 use super::blocking::BlockingPg;
 use super::error::DbError;
 use super::model::{Fortune, World};
+use super::pipeline::{Commit, INT4_OID, Param, PgConn, Rows};
+use super::startup::{Prepared, open};
 
 /// Wait before the first reconnect attempt after a failed one.
 const MIN_BACKOFF: Duration = Duration::from_millis(50);
@@ -38,6 +41,25 @@ const UPDATE_WORLDS: &str = "UPDATE world SET randomnumber = v.r \
 pub(crate) const SELECT_WORLD_SLOWLY: &str =
     "SELECT w.id, w.randomnumber FROM world w, pg_sleep($2::float8) WHERE w.id = $1";
 
+/// Type oids of the parameters: `int4[]` and `float8`.
+const INT4_ARRAY_OID: u32 = 1007;
+const FLOAT8_OID: u32 = 701;
+
+/// Names of the statements every connection prepares.
+const WORLD: &str = "world";
+const ALL_WORLDS: &str = "all_worlds";
+const FORTUNES: &str = "fortunes";
+const UPDATE: &str = "update";
+const SLOW: &str = "slow";
+
+const STATEMENTS: [Prepared; 5] = [
+    Prepared { name: WORLD, sql: SELECT_WORLD, params: &[INT4_OID] },
+    Prepared { name: ALL_WORLDS, sql: SELECT_ALL_WORLDS, params: &[] },
+    Prepared { name: FORTUNES, sql: SELECT_FORTUNES, params: &[] },
+    Prepared { name: UPDATE, sql: UPDATE_WORLDS, params: &[INT4_ARRAY_OID, INT4_ARRAY_OID] },
+    Prepared { name: SLOW, sql: SELECT_WORLD_SLOWLY, params: &[INT4_OID, FLOAT8_OID] },
+];
+
 /// What every worker's connections are made from.
 #[derive(Debug)]
 pub(crate) struct PgSettings {
@@ -47,31 +69,9 @@ pub(crate) struct PgSettings {
     pub(crate) long_query: Duration,
 }
 
-/// One open connection and its prepared statements.
-struct PgConn {
-    client: Client,
-    world: Statement,
-    all_worlds: Statement,
-    fortunes: Statement,
-    update: Statement,
-    slow: Statement,
-}
-
 async fn establish(config: &Config) -> Result<PgConn, DbError> {
-    let (client, connection) =
-        config.connect(NoTls).await.map_err(|e| DbError::Unavailable(format!("cannot connect to PostgreSQL: {e}")))?;
-    // The connection future performs the I/O; it ends when the server goes away,
-    // which `Client::is_closed` then reports.
-    tokio::spawn(async move { drop(connection.await) });
-    let prepared = async {
-        let (world, all_worlds) = try_join(client.prepare(SELECT_WORLD), client.prepare(SELECT_ALL_WORLDS)).await?;
-        let (fortunes, update) = try_join(client.prepare(SELECT_FORTUNES), client.prepare(UPDATE_WORLDS)).await?;
-        let slow = client.prepare(SELECT_WORLD_SLOWLY).await?;
-        Ok::<_, tokio_postgres::Error>((world, all_worlds, fortunes, update, slow))
-    };
-    let (world, all_worlds, fortunes, update, slow) =
-        prepared.await.map_err(|e| DbError::Unavailable(format!("cannot prepare statements: {e}")))?;
-    Ok(PgConn { client, world, all_worlds, fortunes, update, slow })
+    let (stream, leftover) = open(config, &STATEMENTS).await?;
+    Ok(PgConn::start(stream, leftover))
 }
 
 type Connecting = Shared<LocalBoxFuture<'static, Result<Rc<PgConn>, DbError>>>;
@@ -98,7 +98,7 @@ impl Slot {
         let pending = {
             let mut state = self.state.borrow_mut();
             let backoff = match &*state {
-                State::Up(conn) if !conn.client.is_closed() => return Ok(Rc::clone(conn)),
+                State::Up(conn) if !conn.is_closed() => return Ok(Rc::clone(conn)),
                 State::Up(_) => Ok(Duration::ZERO),
                 State::Connecting(pending) => Err(pending.clone()),
                 State::Down { retry_at, reason, .. } if Instant::now() < *retry_at => {
@@ -120,22 +120,15 @@ impl Slot {
         pending.await
     }
 
-    /// Turns a query's error into a [`DbError`], marking the connection down when
-    /// the error means the server is gone.
-    fn failed(&self, conn: &Rc<PgConn>, e: tokio_postgres::Error) -> DbError {
-        let gone = conn.client.is_closed()
-            || e.is_closed()
-            || e.code().is_some_and(|c| {
-                [SqlState::ADMIN_SHUTDOWN, SqlState::CRASH_SHUTDOWN, SqlState::CANNOT_CONNECT_NOW].contains(c)
-            });
-        if !gone {
-            return DbError::Query(e.to_string());
+    /// Passes a call's error on, marking the connection down when it is gone.
+    fn failed(&self, conn: &Rc<PgConn>, e: DbError) -> DbError {
+        if conn.is_closed() {
+            let mut state = self.state.borrow_mut();
+            if matches!(&*state, State::Up(c) if Rc::ptr_eq(c, conn)) {
+                *state = State::Down { retry_at: Instant::now(), backoff: MIN_BACKOFF, reason: e.to_string() };
+            }
         }
-        let mut state = self.state.borrow_mut();
-        if matches!(&*state, State::Up(c) if Rc::ptr_eq(c, conn)) {
-            *state = State::Down { retry_at: Instant::now(), backoff: MIN_BACKOFF, reason: format!("PostgreSQL: {e}") };
-        }
-        DbError::Unavailable(format!("lost the connection to PostgreSQL: {e}"))
+        e
     }
 }
 
@@ -157,8 +150,39 @@ async fn connect(slot: Weak<Slot>, settings: Arc<PgSettings>, backoff: Duration)
     result
 }
 
-fn world_from(row: &Row) -> World {
-    World { id: row.get(0), random_number: row.get(1) }
+/// The columns of a row, which must number `N` and none be `NULL`.
+fn columns<const N: usize>(row: &DataRowBody) -> Result<[&[u8]; N], DbError> {
+    let malformed = || DbError::Query(format!("PostgreSQL sent a row without the {N} expected columns"));
+    let mut columns = [&[][..]; N];
+    let mut ranges = row.ranges();
+    for column in &mut columns {
+        let range = ranges.next().ok().flatten().flatten().ok_or_else(malformed)?;
+        *column = row.buffer().get(range).ok_or_else(malformed)?;
+    }
+    match ranges.next() {
+        Ok(None) => Ok(columns),
+        _ => Err(malformed()),
+    }
+}
+
+fn int4(column: &[u8]) -> Result<i32, DbError> {
+    postgres_protocol::types::int4_from_sql(column).map_err(|e| DbError::Query(format!("not an int4: {e}")))
+}
+
+fn world_from(row: &DataRowBody) -> Result<World, DbError> {
+    let [id, random_number] = columns(row)?;
+    Ok(World { id: int4(id)?, random_number: int4(random_number)? })
+}
+
+fn fortune_from(row: &DataRowBody) -> Result<Fortune, DbError> {
+    let [id, message] = columns(row)?;
+    let message = postgres_protocol::types::text_from_sql(message)
+        .map_err(|e| DbError::Query(format!("a fortune that is not UTF-8: {e}")))?;
+    Ok(Fortune { id: int4(id)?, message: message.to_owned() })
+}
+
+fn worlds_from(rows: &[DataRowBody]) -> Result<Vec<World>, DbError> {
+    rows.iter().map(world_from).collect()
 }
 
 /// Connections per worker reserved for `/mix`'s long query, opened on first use. A
@@ -213,63 +237,76 @@ impl PgWorker {
 
     pub(crate) async fn world(&self, id: i32) -> Result<World, DbError> {
         let (slot, conn) = self.slot().await?;
-        let row = conn.client.query_one(&conn.world, &[&id]).await.map_err(|e| slot.failed(&conn, e))?;
-        Ok(world_from(&row))
+        let rows = conn
+            .call(Commit::Shared, |b| b.statement(WORLD, &[Param::Int(id)], Rows::One))
+            .await
+            .map_err(|e| slot.failed(&conn, e))?;
+        rows.first().map_or_else(|| Err(DbError::Query(format!("world {id} is missing"))), world_from)
     }
 
-    /// Reads each row on its own; the reads are pipelined on one connection.
+    /// Reads each row with a statement of its own; the reads are pipelined.
     pub(crate) async fn worlds(&self, ids: &[i32]) -> Result<Vec<World>, DbError> {
         let (slot, conn) = self.slot().await?;
-        let params: Vec<[&(dyn ToSql + Sync); 1]> = ids.iter().map(|id| [id as _]).collect();
-        let rows = join_all(params.iter().map(|p| conn.client.query_one(&conn.world, p))).await;
-        rows.into_iter().map(|row| row.map(|r| world_from(&r)).map_err(|e| slot.failed(&conn, e))).collect()
+        let rows = conn
+            .call(Commit::Shared, |b| ids.iter().for_each(|&id| b.statement(WORLD, &[Param::Int(id)], Rows::One)))
+            .await
+            .map_err(|e| slot.failed(&conn, e))?;
+        worlds_from(&rows)
     }
 
     pub(crate) async fn all_worlds(&self) -> Result<Vec<World>, DbError> {
         let (slot, conn) = self.slot().await?;
-        let rows = conn.client.query(&conn.all_worlds, &[]).await.map_err(|e| slot.failed(&conn, e))?;
-        Ok(rows.iter().map(world_from).collect())
+        let rows = conn
+            .call(Commit::Shared, |b| b.statement(ALL_WORLDS, &[], Rows::Any))
+            .await
+            .map_err(|e| slot.failed(&conn, e))?;
+        worlds_from(&rows)
     }
 
     pub(crate) async fn fortunes(&self) -> Result<Vec<Fortune>, DbError> {
         let (slot, conn) = self.slot().await?;
-        let rows = conn.client.query(&conn.fortunes, &[]).await.map_err(|e| slot.failed(&conn, e))?;
-        Ok(rows.iter().map(|r| Fortune { id: r.get(0), message: r.get(1) }).collect())
+        let rows = conn
+            .call(Commit::Shared, |b| b.statement(FORTUNES, &[], Rows::Any))
+            .await
+            .map_err(|e| slot.failed(&conn, e))?;
+        rows.iter().map(fortune_from).collect()
     }
 
-    /// Reads each row of `worlds` on its own (pipelined), then writes every new
-    /// number in one statement.
+    /// Reads each row of `worlds` with a statement of its own, then writes every new
+    /// number in one statement; reads and write travel together and commit together.
     pub(crate) async fn update(&self, worlds: Vec<World>) -> Result<Vec<World>, DbError> {
         let (slot, conn) = self.slot().await?;
-        let params: Vec<[&(dyn ToSql + Sync); 1]> = worlds.iter().map(|w| [&w.id as _]).collect();
-        let reads = join_all(params.iter().map(|p| conn.client.query_one(&conn.world, p))).await;
-        for read in reads {
-            read.map_err(|e| slot.failed(&conn, e))?;
-        }
         // Rows locked in id order by every request cannot deadlock one another.
         let mut sorted = worlds.clone();
         sorted.sort_unstable_by_key(|w| w.id);
         let ids: Vec<i32> = sorted.iter().map(|w| w.id).collect();
         let numbers: Vec<i32> = sorted.iter().map(|w| w.random_number).collect();
-        conn.client.execute(&conn.update, &[&ids, &numbers]).await.map_err(|e| slot.failed(&conn, e))?;
+        let rows = conn
+            .call(Commit::Own, |b| {
+                worlds.iter().for_each(|w| b.statement(WORLD, &[Param::Int(w.id)], Rows::One));
+                b.statement(UPDATE, &[Param::Ints(&ids), Param::Ints(&numbers)], Rows::Any);
+            })
+            .await
+            .map_err(|e| slot.failed(&conn, e))?;
+        // The reads are TechEmpower's to make; what they saw is overwritten.
+        worlds_from(&rows)?;
         Ok(worlds)
     }
 
     pub(crate) async fn mix(&self, id: i32, long: bool) -> Result<Vec<World>, DbError> {
         let (slot, conn) = self.slot().await?;
-        let params: [&(dyn ToSql + Sync); 1] = [&id];
-        let short = conn.client.query_one(&conn.world, &params);
+        let short = conn.call(Commit::Shared, |b| b.statement(WORLD, &[Param::Int(id)], Rows::One));
         let mut rows = Vec::with_capacity(2);
         if long {
             let secs = self.settings.long_query.as_secs_f64();
             let (long_slot, long_conn) = Self::take_turn(&self.long_slots, &self.next_long).await?;
-            let long_params: [&(dyn ToSql + Sync); 2] = [&id, &secs];
-            let slow = long_conn.client.query_one(&long_conn.slow, &long_params);
+            let slow =
+                long_conn.call(Commit::Shared, |b| b.statement(SLOW, &[Param::Int(id), Param::Float(secs)], Rows::One));
             let (short, slow) = join(short, slow).await;
-            rows.push(world_from(&short.map_err(|e| slot.failed(&conn, e))?));
-            rows.push(world_from(&slow.map_err(|e| long_slot.failed(&long_conn, e))?));
+            rows.extend(worlds_from(&short.map_err(|e| slot.failed(&conn, e))?)?);
+            rows.extend(worlds_from(&slow.map_err(|e| long_slot.failed(&long_conn, e))?)?);
         } else {
-            rows.push(world_from(&short.await.map_err(|e| slot.failed(&conn, e))?));
+            rows.extend(worlds_from(&short.await.map_err(|e| slot.failed(&conn, e))?)?);
         }
         Ok(rows)
     }

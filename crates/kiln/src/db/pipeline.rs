@@ -1,0 +1,416 @@
+//! One PostgreSQL connection, pipelined, owned by one worker thread.
+//!
+//! Why not one round trip, transaction and flush per query, as a conventional driver
+//! does: the server ends every `Sync` with a commit and a flush of its socket, and on
+//! loopback that flush costs the server more than the query itself. Measured on this
+//! project's machine (PostgreSQL 15, primary-key reads): a `Sync` per query costs the
+//! server about 30 µs a query, a `Sync` per 20 queries about 13 µs.
+//!
+//! So a request's statements are encoded straight into the connection's write
+//! buffer and a `Sync` is added only where one is needed:
+//! - [`Commit::Shared`]: read-only statements. Those queued before the driver next
+//!   writes share one `Sync`, and so one implicit read-only transaction; each is
+//!   still its own statement with its own answer. A read-only statement cannot be
+//!   undone by a later one, so a call is answered as soon as its own statements are.
+//! - [`Commit::Own`]: statements that write. They get a `Sync` of their own, and the
+//!   call is answered only once the server reports that `Sync` (its commit) done.
+//!
+//! A driver task (`spawn_local`, no locks, no channels) writes whatever is queued in
+//! one `write` and hands each answer to the call waiting for it, in order. When the
+//! connection breaks, every waiting call fails at once with [`DbError::Unavailable`].
+
+use std::cell::{Cell, RefCell};
+use std::collections::VecDeque;
+use std::future::poll_fn;
+use std::io;
+use std::rc::Rc;
+use std::task::{Context, Poll, Waker};
+
+use bytes::{Buf, BytesMut};
+use postgres_protocol::IsNull;
+use postgres_protocol::message::backend::{DataRowBody, ErrorResponseBody, Message};
+use postgres_protocol::message::frontend;
+use tokio::task::JoinHandle;
+
+use super::error::DbError;
+use super::startup::Stream;
+
+/// Bytes read from the socket at once.
+const READ_CHUNK: usize = 16 * 1024;
+/// SQLSTATEs that mean the server is going away, not that a query was wrong.
+const SERVER_GONE: [&str; 3] = ["57P01", "57P02", "57P03"];
+
+/// How a call's statements are committed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Commit {
+    /// Read-only: may share a `Sync` (one implicit transaction) with other calls.
+    Shared,
+    /// Writes: its own `Sync`, and the call waits for the commit.
+    Own,
+}
+
+/// How many rows a statement must return.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Rows {
+    /// Exactly one: none is an error (a missing row).
+    One,
+    /// Any number, including none.
+    Any,
+}
+
+/// A bound parameter, sent in binary.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Param<'a> {
+    Int(i32),
+    Ints(&'a [i32]),
+    Float(f64),
+}
+
+/// What the server still owes, in the order it will answer.
+enum Expect {
+    /// `BindComplete`, `DataRow`s, `CommandComplete`, or an `ErrorResponse`.
+    Statement { call: Rc<Call>, rows: Rows },
+    /// `ReadyForQuery`; the call waiting for this commit, if any.
+    Sync(Option<Rc<Call>>),
+}
+
+/// The state of one connection, shared by the calls and the driver of one thread.
+struct Shared {
+    out: BytesMut,
+    /// `out` holds [`Commit::Shared`] statements that no `Sync` closes yet.
+    unsynced: bool,
+    expected: VecDeque<Expect>,
+    driver: Option<Waker>,
+    /// Why the connection is gone, once it is.
+    closed: Option<String>,
+}
+
+/// One call's answers: every row of its statements, in order.
+struct Call {
+    rows: RefCell<Vec<DataRowBody>>,
+    rows_of_statement: Cell<usize>,
+    /// Answers (statements and commits) still to come.
+    pending: Cell<usize>,
+    error: RefCell<Option<DbError>>,
+    waker: RefCell<Option<Waker>>,
+}
+
+impl Call {
+    fn answered(&self) {
+        self.pending.set(self.pending.get().saturating_sub(1));
+        if self.pending.get() == 0
+            && let Some(waker) = self.waker.borrow_mut().take()
+        {
+            waker.wake();
+        }
+    }
+
+    fn fail(&self, error: DbError) {
+        let mut slot = self.error.borrow_mut();
+        if slot.is_none() {
+            *slot = Some(error);
+        }
+    }
+}
+
+/// A pipelined connection; dropping it closes the socket.
+pub(crate) struct PgConn {
+    shared: Rc<RefCell<Shared>>,
+    driver: JoinHandle<()>,
+}
+
+impl Drop for PgConn {
+    fn drop(&mut self) {
+        self.driver.abort();
+    }
+}
+
+/// The statements of one call, as they are queued.
+pub(crate) struct Batch<'a> {
+    out: &'a mut BytesMut,
+    expected: &'a mut VecDeque<Expect>,
+    call: &'a Rc<Call>,
+}
+
+impl Batch<'_> {
+    /// Queues the prepared statement `name` with these parameters.
+    pub(crate) fn statement(&mut self, name: &str, params: &[Param<'_>], rows: Rows) {
+        let start = self.out.len();
+        let encoded = frontend::bind(
+            "",
+            name,
+            [1],
+            params,
+            |param, buf| {
+                match *param {
+                    Param::Int(v) => postgres_protocol::types::int4_to_sql(v, buf),
+                    Param::Float(v) => postgres_protocol::types::float8_to_sql(v, buf),
+                    Param::Ints(values) => postgres_protocol::types::array_to_sql(
+                        [postgres_protocol::types::ArrayDimension { len: values.len() as i32, lower_bound: 1 }],
+                        INT4_OID,
+                        values,
+                        |v, buf| {
+                            postgres_protocol::types::int4_to_sql(*v, buf);
+                            Ok(IsNull::No)
+                        },
+                        buf,
+                    )?,
+                }
+                Ok(IsNull::No)
+            },
+            [1],
+            self.out,
+        );
+        // Encoding fails only past protocol limits (65,535 parameters, 1 GiB messages),
+        // which no statement of this module approaches; fail the call rather than panic.
+        if encoded.is_err() {
+            self.out.truncate(start);
+            self.call.fail(DbError::Query(format!("cannot encode the parameters of statement {name}")));
+            return;
+        }
+        // The unnamed portal, all rows; cannot fail for an empty name.
+        let _ = frontend::execute("", 0, self.out);
+        self.expected.push_back(Expect::Statement { call: Rc::clone(self.call), rows });
+        self.call.pending.set(self.call.pending.get() + 1);
+    }
+}
+
+/// `int4`'s type oid, for the elements of an `int4[]` parameter.
+pub(crate) const INT4_OID: u32 = 23;
+
+impl PgConn {
+    /// Takes over a connection that is started and has its statements prepared.
+    pub(crate) fn start(stream: Stream, leftover: BytesMut) -> PgConn {
+        let shared = Rc::new(RefCell::new(Shared {
+            out: BytesMut::with_capacity(READ_CHUNK),
+            unsynced: false,
+            expected: VecDeque::new(),
+            driver: None,
+            closed: None,
+        }));
+        let driver = tokio::task::spawn_local(drive(Rc::clone(&shared), stream, leftover));
+        PgConn { shared, driver }
+    }
+
+    /// Whether the connection is gone (the server closed it or it broke).
+    pub(crate) fn is_closed(&self) -> bool {
+        self.shared.borrow().closed.is_some() || self.driver.is_finished()
+    }
+
+    /// Queues the statements `build` adds and waits for their rows, in order.
+    pub(crate) async fn call(
+        &self,
+        commit: Commit,
+        build: impl FnOnce(&mut Batch<'_>),
+    ) -> Result<Vec<DataRowBody>, DbError> {
+        let call = Rc::new(Call {
+            rows: RefCell::new(Vec::new()),
+            rows_of_statement: Cell::new(0),
+            pending: Cell::new(0),
+            error: RefCell::new(None),
+            waker: RefCell::new(None),
+        });
+        {
+            let mut shared = self.shared.borrow_mut();
+            if let Some(why) = &shared.closed {
+                return Err(DbError::Unavailable(format!("lost the connection to PostgreSQL: {why}")));
+            }
+            let Shared { out, unsynced, expected, driver, .. } = &mut *shared;
+            let was_idle = out.is_empty();
+            if commit == Commit::Own && *unsynced {
+                frontend::sync(out);
+                expected.push_back(Expect::Sync(None));
+                *unsynced = false;
+            }
+            build(&mut Batch { out, expected, call: &call });
+            match commit {
+                Commit::Shared => *unsynced = true,
+                Commit::Own => {
+                    frontend::sync(out);
+                    expected.push_back(Expect::Sync(Some(Rc::clone(&call))));
+                    call.pending.set(call.pending.get() + 1);
+                }
+            }
+            if was_idle && let Some(driver) = driver {
+                driver.wake_by_ref();
+            }
+        }
+        poll_fn(|cx| {
+            if call.pending.get() > 0 {
+                let mut waker = call.waker.borrow_mut();
+                if !waker.as_ref().is_some_and(|w| w.will_wake(cx.waker())) {
+                    *waker = Some(cx.waker().clone());
+                }
+                return Poll::Pending;
+            }
+            Poll::Ready(())
+        })
+        .await;
+        match call.error.borrow_mut().take() {
+            Some(error) => Err(error),
+            None => Ok(call.rows.take()),
+        }
+    }
+}
+
+/// Runs the connection until it breaks or the [`PgConn`] is dropped, then fails
+/// every call still waiting.
+async fn drive(shared: Rc<RefCell<Shared>>, stream: Stream, mut input: BytesMut) {
+    let mut dispatched = dispatch(&shared, &mut input);
+    if dispatched.is_ok() {
+        dispatched = poll_fn(|cx| poll_drive(&shared, &stream, &mut input, cx)).await;
+    }
+    let why = dispatched.err().unwrap_or_else(|| "closed".to_owned());
+    let mut shared = shared.borrow_mut();
+    shared.closed = Some(why.clone());
+    for expect in shared.expected.drain(..) {
+        if let Expect::Statement { call, .. } | Expect::Sync(Some(call)) = expect {
+            call.fail(DbError::Unavailable(format!("lost the connection to PostgreSQL: {why}")));
+            call.answered();
+        }
+    }
+}
+
+/// Writes what is queued, then reads and dispatches what has arrived, until both
+/// would block. Ends (`Ready`) only when the connection is gone, saying why.
+fn poll_drive(
+    shared: &RefCell<Shared>,
+    stream: &Stream,
+    input: &mut BytesMut,
+    cx: &mut Context<'_>,
+) -> Poll<Result<(), String>> {
+    loop {
+        {
+            let mut s = shared.borrow_mut();
+            if !s.driver.as_ref().is_some_and(|w| w.will_wake(cx.waker())) {
+                s.driver = Some(cx.waker().clone());
+            }
+            if s.unsynced {
+                let Shared { out, expected, .. } = &mut *s;
+                frontend::sync(out);
+                expected.push_back(Expect::Sync(None));
+                s.unsynced = false;
+            }
+            while !s.out.is_empty() {
+                match stream.try_write(&s.out) {
+                    Ok(n) => s.out.advance(n),
+                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => match stream.poll_write_ready(cx) {
+                        Poll::Ready(Ok(())) => continue,
+                        Poll::Ready(Err(e)) => return Poll::Ready(Err(e.to_string())),
+                        Poll::Pending => break,
+                    },
+                    Err(e) => return Poll::Ready(Err(e.to_string())),
+                }
+            }
+        }
+        match stream.poll_read_ready(cx) {
+            Poll::Pending => return Poll::Pending,
+            Poll::Ready(Err(e)) => return Poll::Ready(Err(e.to_string())),
+            Poll::Ready(Ok(())) => {}
+        }
+        input.reserve(READ_CHUNK);
+        match stream.try_read_buf(input) {
+            Ok(0) => return Poll::Ready(Err("the server closed the connection".into())),
+            Ok(_) => {
+                if let Err(why) = dispatch(shared, input) {
+                    return Poll::Ready(Err(why));
+                }
+            }
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
+            Err(e) => return Poll::Ready(Err(e.to_string())),
+        }
+    }
+}
+
+/// Hands every complete message in `input` to the call it answers.
+fn dispatch(shared: &RefCell<Shared>, input: &mut BytesMut) -> Result<(), String> {
+    let mut shared = shared.borrow_mut();
+    let expected = &mut shared.expected;
+    while let Some(message) = Message::parse(input).map_err(|e| format!("malformed message from the server: {e}"))? {
+        match message {
+            Message::BindComplete
+            | Message::NoticeResponse(_)
+            | Message::ParameterStatus(_)
+            | Message::NotificationResponse(_) => {}
+            Message::DataRow(row) => match expected.front() {
+                Some(Expect::Statement { call, .. }) => {
+                    call.rows_of_statement.set(call.rows_of_statement.get() + 1);
+                    call.rows.borrow_mut().push(row);
+                }
+                _ => return Err("a row that no statement asked for".into()),
+            },
+            Message::CommandComplete(_) | Message::EmptyQueryResponse => match expected.pop_front() {
+                Some(Expect::Statement { call, rows }) => {
+                    if rows == Rows::One && call.rows_of_statement.get() != 1 {
+                        call.fail(DbError::Query(format!(
+                            "a statement returned {} rows where one was expected",
+                            call.rows_of_statement.get()
+                        )));
+                    }
+                    call.rows_of_statement.set(0);
+                    call.answered();
+                }
+                _ => return Err("a completion that no statement asked for".into()),
+            },
+            Message::ErrorResponse(body) => {
+                let (error, gone) = server_error(&body);
+                if gone {
+                    return Err(error.to_string());
+                }
+                // The server skips everything up to the next `Sync`: fail those now.
+                let mut first = true;
+                while let Some(Expect::Statement { .. }) = expected.front() {
+                    let Some(Expect::Statement { call, .. }) = expected.pop_front() else { break };
+                    call.fail(if first {
+                        error.clone()
+                    } else {
+                        DbError::Query(format!("skipped: an earlier statement in its transaction failed ({error})"))
+                    });
+                    first = false;
+                    call.rows_of_statement.set(0);
+                    call.answered();
+                }
+                if first {
+                    // Not a statement's error but a commit's: it belongs to the call
+                    // waiting for that commit, if any (shared reads are answered already).
+                    match expected.front() {
+                        Some(Expect::Sync(Some(call))) => call.fail(error),
+                        Some(Expect::Sync(None)) => {}
+                        _ => return Err(format!("an error outside any statement: {error}")),
+                    }
+                }
+            }
+            Message::ReadyForQuery(_) => match expected.pop_front() {
+                Some(Expect::Sync(call)) => {
+                    if let Some(call) = call {
+                        call.answered();
+                    }
+                }
+                _ => return Err("a transaction end that no Sync asked for".into()),
+            },
+            _ => return Err("a message the pipeline does not expect".into()),
+        }
+    }
+    Ok(())
+}
+
+/// A server error as a [`DbError`], and whether it means the server is going away.
+pub(crate) fn server_error(body: &ErrorResponseBody) -> (DbError, bool) {
+    use fallible_iterator::FallibleIterator;
+    let (mut code, mut message) = (String::new(), String::new());
+    let mut fields = body.fields();
+    while let Ok(Some(field)) = fields.next() {
+        match field.type_() {
+            b'C' => code = String::from_utf8_lossy(field.value_bytes()).into_owned(),
+            b'M' => message = String::from_utf8_lossy(field.value_bytes()).into_owned(),
+            _ => {}
+        }
+    }
+    let gone = SERVER_GONE.contains(&code.as_str());
+    let error = if gone {
+        DbError::Unavailable(format!("PostgreSQL is shutting down: {message} (SQLSTATE {code})"))
+    } else {
+        DbError::Query(format!("PostgreSQL: {message} (SQLSTATE {code})"))
+    };
+    (error, gone)
+}
