@@ -78,6 +78,74 @@ fn concurrent_updates_on_many_connections() {
     });
 }
 
+#[test]
+fn pipelined_calls_each_get_their_own_rows() {
+    let Some(url) = pg_url("db_postgres::pipelined_calls_each_get_their_own_rows") else { return };
+    let db = open(&url);
+    on_worker(async {
+        let w = db.worker();
+        // Many calls queued in the same turn share the connection and its Syncs.
+        let asked: Vec<Vec<i32>> = (1..=300).map(|i| vec![i, 10_001 - i, (i * 37) % 10_000 + 1]).collect();
+        let answers = futures_util::future::join_all(asked.iter().map(|ids| w.worlds_by_id(ids.clone()))).await;
+        for (ids, answer) in asked.iter().zip(answers) {
+            let got: Vec<i32> = answer.expect("worlds_by_id").iter().map(|w| w.id).collect();
+            assert_eq!(&got, ids);
+        }
+        // A missing row fails its own call only.
+        let (missing, present) =
+            futures_util::future::join(w.worlds_by_id(vec![10_001]), w.worlds_by_id(vec![5])).await;
+        assert!(missing.expect_err("missing row").to_string().contains("0 rows"));
+        assert_eq!(present.expect("present row")[0].id, 5);
+    });
+}
+
+#[test]
+fn a_failing_statement_fails_its_call_and_the_connection_goes_on() {
+    let Some(url) = pg_url("db_postgres::a_failing_statement_fails_its_call_and_the_connection_goes_on") else {
+        return;
+    };
+    // Every statement longer than 100 ms is cancelled by the server; `/mix`'s long one sleeps 500 ms.
+    let url = format!("{url}?options=-c%20statement_timeout%3D100");
+    let options = DbOptions { long_query: Duration::from_millis(500), ..DbOptions::default() };
+    let db = Database::open(&url, options).expect("open");
+    on_worker(async {
+        let w = db.worker();
+        for _ in 0..3 {
+            let e = w.mix(true).await.expect_err("cancelled by statement_timeout");
+            assert_eq!(e.status(), 500, "{e}");
+            assert!(e.to_string().contains("statement timeout"), "clear message: {e}");
+            assert_eq!(w.mix(false).await.expect("short query").len(), 1);
+            db_common::reads(&w).await;
+        }
+    });
+}
+
+#[test]
+fn a_wrong_password_is_refused_with_a_clear_error() {
+    let Some(url) = pg_url("db_postgres::a_wrong_password_is_refused_with_a_clear_error") else { return };
+    let wrong = url.replacen(":benchmarkdbpass@", ":not-the-password@", 1);
+    assert_ne!(wrong, url, "the test expects the scripts/pg credentials in {url}");
+    let db = open(&wrong);
+    on_worker(async {
+        let e = db.worker().random_world().await.expect_err("wrong password");
+        assert!(e.to_string().contains("password authentication failed"), "{e}");
+    });
+}
+
+#[test]
+fn connects_over_the_unix_socket() {
+    let Some(url) = pg_url("db_postgres::connects_over_the_unix_socket") else { return };
+    let Ok(dir) = std::env::var("KILN_PG_DIR") else {
+        eprintln!("\n!!! SKIPPED db_postgres::connects_over_the_unix_socket: KILN_PG_DIR is not set.\n");
+        return;
+    };
+    let port = std::fs::read_to_string(format!("{dir}/port")).expect("scripts/pg's port file");
+    let socket_url = format!("postgres://benchmarkdbuser@/hello_world?host={dir}&port={}", port.trim());
+    assert!(url.contains(&format!(":{}/", port.trim())), "the same cluster as {url}");
+    let db = open(&socket_url);
+    on_worker(async { db_common::reads(&db.worker()).await });
+}
+
 /// A cluster of its own, so that stopping it disturbs no other test.
 struct Cluster {
     dir: String,

@@ -414,3 +414,193 @@ pub(crate) fn server_error(body: &ErrorResponseBody) -> (DbError, bool) {
     };
     (error, gone)
 }
+
+#[cfg(test)]
+mod tests {
+    //! The pipeline against a scripted server on the other end of a socket pair.
+
+    use std::time::Duration;
+
+    use bytes::BufMut;
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    use tokio::net::UnixStream;
+
+    use super::*;
+
+    fn on_worker<F: std::future::Future>(f: F) -> F::Output {
+        let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime");
+        tokio::task::LocalSet::new().block_on(&rt, f)
+    }
+
+    fn message(tag: u8, body: &[u8]) -> Vec<u8> {
+        let mut m = vec![tag];
+        m.extend_from_slice(&(body.len() as i32 + 4).to_be_bytes());
+        m.extend_from_slice(body);
+        m
+    }
+
+    const BIND_COMPLETE: &[u8] = b"2\0\0\0\x04";
+    const READY: &[u8] = b"Z\0\0\0\x05I";
+
+    fn row(values: &[i32]) -> Vec<u8> {
+        let mut body = BytesMut::new();
+        body.put_i16(values.len() as i16);
+        for v in values {
+            body.put_i32(4);
+            body.put_i32(*v);
+        }
+        message(b'D', &body)
+    }
+
+    fn complete() -> Vec<u8> {
+        message(b'C', b"SELECT 1\0")
+    }
+
+    fn error(code: &str, text: &str) -> Vec<u8> {
+        message(b'E', format!("SERROR\0C{code}\0M{text}\0\0").as_bytes())
+    }
+
+    /// The tags of the next `n` frontend messages the client writes.
+    async fn tags(server: &mut UnixStream, n: usize) -> String {
+        let mut tags = String::new();
+        for _ in 0..n {
+            let tag = server.read_u8().await.expect("a message");
+            let len = server.read_i32().await.expect("its length");
+            let mut body = vec![0; len as usize - 4];
+            server.read_exact(&mut body).await.expect("its body");
+            tags.push(tag as char);
+        }
+        tags
+    }
+
+    fn connected() -> (PgConn, UnixStream) {
+        let (client, server) = UnixStream::pair().expect("socket pair");
+        (PgConn::start(Stream::Unix(client), BytesMut::new()), server)
+    }
+
+    fn read(conn: &Rc<PgConn>, id: i32, commit: Commit) -> tokio::task::JoinHandle<Result<Vec<i32>, DbError>> {
+        let conn = Rc::clone(conn);
+        tokio::task::spawn_local(async move {
+            let rows = conn.call(commit, |b| b.statement("world", &[Param::Int(id)], Rows::One)).await?;
+            Ok(rows.iter().map(|r| i32::from_be_bytes(r.buffer()[4..8].try_into().expect("4 bytes"))).collect())
+        })
+    }
+
+    #[test]
+    fn reads_queued_together_share_one_sync_and_get_their_own_rows() {
+        on_worker(async {
+            let (conn, mut server) = connected();
+            let conn = Rc::new(conn);
+            let (a, b) = (read(&conn, 7, Commit::Shared), read(&conn, 9, Commit::Shared));
+            assert_eq!(tags(&mut server, 5).await, "BEBES");
+            let answers = [BIND_COMPLETE, &row(&[7]), &complete(), BIND_COMPLETE, &row(&[9]), &complete(), READY];
+            server.write_all(&answers.concat()).await.expect("answer");
+            assert_eq!(a.await.expect("task"), Ok(vec![7]));
+            assert_eq!(b.await.expect("task"), Ok(vec![9]));
+        });
+    }
+
+    #[test]
+    fn a_write_gets_its_own_sync_and_waits_for_its_commit() {
+        on_worker(async {
+            let (conn, mut server) = connected();
+            let conn = Rc::new(conn);
+            let (read_call, write_call) = (read(&conn, 1, Commit::Shared), read(&conn, 2, Commit::Own));
+            assert_eq!(tags(&mut server, 6).await, "BESBES");
+            let answers = [BIND_COMPLETE, &row(&[1]), &complete(), READY, BIND_COMPLETE, &row(&[2]), &complete()];
+            server.write_all(&answers.concat()).await.expect("answer");
+            assert_eq!(read_call.await.expect("task"), Ok(vec![1]));
+            tokio::time::sleep(Duration::from_millis(20)).await;
+            assert!(!write_call.is_finished(), "answered before its commit");
+            server.write_all(READY).await.expect("commit");
+            assert_eq!(write_call.await.expect("task"), Ok(vec![2]));
+        });
+    }
+
+    #[test]
+    fn an_error_fails_its_statement_and_skips_the_rest_of_its_transaction() {
+        on_worker(async {
+            let (conn, mut server) = connected();
+            let conn = Rc::new(conn);
+            let (a, b) = (read(&conn, 1, Commit::Shared), read(&conn, 2, Commit::Shared));
+            assert_eq!(tags(&mut server, 5).await, "BEBES");
+            let answers = [&error("57014", "canceling statement due to statement timeout")[..], READY];
+            server.write_all(&answers.concat()).await.expect("answer");
+            let first = a.await.expect("task").expect_err("the failed statement");
+            assert!(first.to_string().contains("statement timeout (SQLSTATE 57014)"), "{first}");
+            assert_eq!(first.status(), 500);
+            let second = b.await.expect("task").expect_err("the skipped statement");
+            assert!(second.to_string().contains("skipped"), "{second}");
+            // The connection goes on serving.
+            let c = read(&conn, 3, Commit::Shared);
+            assert_eq!(tags(&mut server, 3).await, "BES");
+            server.write_all(&[BIND_COMPLETE, &row(&[3]), &complete(), READY].concat()).await.expect("answer");
+            assert_eq!(c.await.expect("task"), Ok(vec![3]));
+            assert!(!conn.is_closed());
+        });
+    }
+
+    #[test]
+    fn a_missing_row_is_an_error() {
+        on_worker(async {
+            let (conn, mut server) = connected();
+            let conn = Rc::new(conn);
+            let a = read(&conn, 10_001, Commit::Shared);
+            assert_eq!(tags(&mut server, 3).await, "BES");
+            server.write_all(&[BIND_COMPLETE, &complete(), READY].concat()).await.expect("answer");
+            let e = a.await.expect("task").expect_err("no row");
+            assert!(e.to_string().contains("returned 0 rows"), "{e}");
+        });
+    }
+
+    #[test]
+    fn a_lost_server_fails_every_waiting_call_and_every_later_one() {
+        on_worker(async {
+            let (conn, mut server) = connected();
+            let conn = Rc::new(conn);
+            let (a, b) = (read(&conn, 1, Commit::Shared), read(&conn, 2, Commit::Own));
+            assert_eq!(tags(&mut server, 6).await, "BESBES");
+            drop(server);
+            for call in [a, b] {
+                let e = call.await.expect("task").expect_err("server gone");
+                assert!(e.is_unavailable() && e.to_string().contains("lost the connection"), "{e}");
+            }
+            assert!(conn.is_closed());
+            let later = read(&conn, 3, Commit::Shared).await.expect("task").expect_err("still gone");
+            assert_eq!(later.status(), 503);
+        });
+    }
+
+    #[test]
+    fn a_shutdown_notice_closes_the_connection_with_a_503() {
+        on_worker(async {
+            let (conn, mut server) = connected();
+            let conn = Rc::new(conn);
+            let a = read(&conn, 1, Commit::Shared);
+            assert_eq!(tags(&mut server, 3).await, "BES");
+            let shutdown = error("57P01", "terminating connection due to administrator command");
+            server.write_all(&shutdown).await.expect("answer");
+            let e = a.await.expect("task").expect_err("shut down");
+            assert_eq!(e.status(), 503, "{e}");
+            assert!(e.to_string().contains("administrator command"), "{e}");
+            assert!(conn.is_closed());
+        });
+    }
+
+    #[test]
+    fn a_dropped_call_does_not_shift_the_answers_of_the_next() {
+        on_worker(async {
+            let (conn, mut server) = connected();
+            let conn = Rc::new(conn);
+            let dropped = read(&conn, 1, Commit::Shared);
+            assert_eq!(tags(&mut server, 3).await, "BES");
+            dropped.abort();
+            let kept = read(&conn, 2, Commit::Shared);
+            assert_eq!(tags(&mut server, 3).await, "BES");
+            let answers =
+                [BIND_COMPLETE, &row(&[1]), &complete(), READY, BIND_COMPLETE, &row(&[2]), &complete(), READY];
+            server.write_all(&answers.concat()).await.expect("answer");
+            assert_eq!(kept.await.expect("task"), Ok(vec![2]));
+        });
+    }
+}

@@ -110,6 +110,10 @@ pub(crate) async fn open(config: &Config, statements: &[Prepared]) -> Result<(St
     if let Some(db) = config.get_dbname() {
         parameters.push(("database", db));
     }
+    // Server settings from the URL, as in `?options=-c statement_timeout=100`.
+    if let Some(options) = config.get_options() {
+        parameters.push(("options", options));
+    }
     frontend::startup_message(parameters, &mut out).map_err(|e| unavailable(&e))?;
     stream.write_all(&out).await.map_err(|e| unavailable(&e))?;
     let mut input = BytesMut::with_capacity(4096);
@@ -211,7 +215,9 @@ async fn authenticate(stream: &Stream, input: &mut BytesMut, config: &Config, us
                 return Err(DbError::Unavailable(format!("PostgreSQL refused the connection: {error}")));
             }
             _ => {
-                return Err(DbError::Open("PostgreSQL asked for an authentication method kiln does not support".into()));
+                return Err(DbError::Open(
+                    "PostgreSQL asked for an authentication method kiln does not support".into(),
+                ));
             }
         }
         if !out.is_empty() {
