@@ -12,6 +12,8 @@
 //!   writes share one `Sync`, and so one implicit read-only transaction; each is
 //!   still its own statement with its own answer. A read-only statement cannot be
 //!   undone by a later one, so a call is answered as soon as its own statements are.
+//!   When one statement fails, the server skips the rest of its transaction: calls
+//!   skipped only for another's failure are sent again ([`SKIPPED_RETRIES`] times).
 //! - [`Commit::Own`]: statements that write. They get a `Sync` of their own, and the
 //!   call is answered only once the server reports that `Sync` (its commit) done.
 //!
@@ -37,6 +39,8 @@ use super::startup::Stream;
 
 /// Bytes read from the socket at once.
 const READ_CHUNK: usize = 16 * 1024;
+/// How often a read-only call skipped for another call's failure is sent again.
+const SKIPPED_RETRIES: usize = 3;
 /// SQLSTATEs that mean the server is going away, not that a query was wrong.
 const SERVER_GONE: [&str; 3] = ["57P01", "57P02", "57P03"];
 
@@ -92,6 +96,8 @@ struct Call {
     /// Answers (statements and commits) still to come.
     pending: Cell<usize>,
     error: RefCell<Option<DbError>>,
+    /// Skipped by the server because another call's statement failed.
+    skipped: Cell<bool>,
     waker: RefCell<Option<Waker>>,
 }
 
@@ -201,55 +207,68 @@ impl PgConn {
     pub(crate) async fn call(
         &self,
         commit: Commit,
-        build: impl FnOnce(&mut Batch<'_>),
+        build: impl Fn(&mut Batch<'_>),
     ) -> Result<Vec<DataRowBody>, DbError> {
+        let mut retries = if commit == Commit::Shared { SKIPPED_RETRIES } else { 0 };
+        loop {
+            let call = self.submit(commit, &build)?;
+            poll_fn(|cx| {
+                if call.pending.get() > 0 {
+                    let mut waker = call.waker.borrow_mut();
+                    if !waker.as_ref().is_some_and(|w| w.will_wake(cx.waker())) {
+                        *waker = Some(cx.waker().clone());
+                    }
+                    return Poll::Pending;
+                }
+                Poll::Ready(())
+            })
+            .await;
+            if let Some(error) = call.error.borrow_mut().take() {
+                return Err(error);
+            }
+            if !call.skipped.get() {
+                return Ok(call.rows.take());
+            }
+            if retries == 0 {
+                return Err(DbError::Query("skipped: another statement in its transaction failed".into()));
+            }
+            retries -= 1;
+        }
+    }
+
+    fn submit(&self, commit: Commit, build: &impl Fn(&mut Batch<'_>)) -> Result<Rc<Call>, DbError> {
         let call = Rc::new(Call {
             rows: RefCell::new(Vec::new()),
             rows_of_statement: Cell::new(0),
             pending: Cell::new(0),
             error: RefCell::new(None),
+            skipped: Cell::new(false),
             waker: RefCell::new(None),
         });
-        {
-            let mut shared = self.shared.borrow_mut();
-            if let Some(why) = &shared.closed {
-                return Err(DbError::Unavailable(format!("lost the connection to PostgreSQL: {why}")));
-            }
-            let Shared { out, unsynced, expected, driver, .. } = &mut *shared;
-            let was_idle = out.is_empty();
-            if commit == Commit::Own && *unsynced {
+        let mut shared = self.shared.borrow_mut();
+        if let Some(why) = &shared.closed {
+            return Err(DbError::Unavailable(format!("lost the connection to PostgreSQL: {why}")));
+        }
+        let Shared { out, unsynced, expected, driver, .. } = &mut *shared;
+        let was_idle = out.is_empty();
+        if commit == Commit::Own && *unsynced {
+            frontend::sync(out);
+            expected.push_back(Expect::Sync(None));
+            *unsynced = false;
+        }
+        build(&mut Batch { out, expected, call: &call });
+        match commit {
+            Commit::Shared => *unsynced = true,
+            Commit::Own => {
                 frontend::sync(out);
-                expected.push_back(Expect::Sync(None));
-                *unsynced = false;
-            }
-            build(&mut Batch { out, expected, call: &call });
-            match commit {
-                Commit::Shared => *unsynced = true,
-                Commit::Own => {
-                    frontend::sync(out);
-                    expected.push_back(Expect::Sync(Some(Rc::clone(&call))));
-                    call.pending.set(call.pending.get() + 1);
-                }
-            }
-            if was_idle && let Some(driver) = driver {
-                driver.wake_by_ref();
+                expected.push_back(Expect::Sync(Some(Rc::clone(&call))));
+                call.pending.set(call.pending.get() + 1);
             }
         }
-        poll_fn(|cx| {
-            if call.pending.get() > 0 {
-                let mut waker = call.waker.borrow_mut();
-                if !waker.as_ref().is_some_and(|w| w.will_wake(cx.waker())) {
-                    *waker = Some(cx.waker().clone());
-                }
-                return Poll::Pending;
-            }
-            Poll::Ready(())
-        })
-        .await;
-        match call.error.borrow_mut().take() {
-            Some(error) => Err(error),
-            None => Ok(call.rows.take()),
+        if was_idle && let Some(driver) = driver {
+            driver.wake_by_ref();
         }
+        Ok(call)
     }
 }
 
@@ -357,19 +376,21 @@ fn dispatch(shared: &RefCell<Shared>, input: &mut BytesMut) -> Result<(), String
                 if gone {
                     return Err(error.to_string());
                 }
-                // The server skips everything up to the next `Sync`: fail those now.
-                let mut first = true;
+                // The server skips everything up to the next `Sync`: the failed
+                // statement's call fails, the others are marked skipped.
+                let mut failed: Option<Rc<Call>> = None;
                 while let Some(Expect::Statement { .. }) = expected.front() {
                     let Some(Expect::Statement { call, .. }) = expected.pop_front() else { break };
-                    call.fail(if first {
-                        error.clone()
-                    } else {
-                        DbError::Query(format!("skipped: an earlier statement in its transaction failed ({error})"))
-                    });
-                    first = false;
+                    match &failed {
+                        None => call.fail(error.clone()),
+                        Some(culprit) if Rc::ptr_eq(culprit, &call) => {}
+                        Some(_) => call.skipped.set(true),
+                    }
                     call.rows_of_statement.set(0);
                     call.answered();
+                    failed.get_or_insert(call);
                 }
+                let first = failed.is_none();
                 if first {
                     // Not a statement's error but a commit's: it belongs to the call
                     // waiting for that commit, if any (shared reads are answered already).
@@ -518,7 +539,7 @@ mod tests {
     }
 
     #[test]
-    fn an_error_fails_its_statement_and_skips_the_rest_of_its_transaction() {
+    fn an_error_fails_its_call_and_the_calls_it_skipped_are_sent_again() {
         on_worker(async {
             let (conn, mut server) = connected();
             let conn = Rc::new(conn);
@@ -529,14 +550,37 @@ mod tests {
             let first = a.await.expect("task").expect_err("the failed statement");
             assert!(first.to_string().contains("statement timeout (SQLSTATE 57014)"), "{first}");
             assert_eq!(first.status(), 500);
-            let second = b.await.expect("task").expect_err("the skipped statement");
-            assert!(second.to_string().contains("skipped"), "{second}");
-            // The connection goes on serving.
-            let c = read(&conn, 3, Commit::Shared);
+            // The skipped call comes again and is answered; the connection goes on.
             assert_eq!(tags(&mut server, 3).await, "BES");
-            server.write_all(&[BIND_COMPLETE, &row(&[3]), &complete(), READY].concat()).await.expect("answer");
-            assert_eq!(c.await.expect("task"), Ok(vec![3]));
+            server.write_all(&[BIND_COMPLETE, &row(&[2]), &complete(), READY].concat()).await.expect("answer");
+            assert_eq!(b.await.expect("task"), Ok(vec![2]));
             assert!(!conn.is_closed());
+        });
+    }
+
+    #[test]
+    fn a_write_skipped_by_its_own_failure_is_not_sent_again() {
+        on_worker(async {
+            let (conn, mut server) = connected();
+            let conn = Rc::new(conn);
+            let write = {
+                let conn = Rc::clone(&conn);
+                tokio::task::spawn_local(async move {
+                    conn.call(Commit::Own, |b| {
+                        b.statement("world", &[Param::Int(1)], Rows::One);
+                        b.statement("update", &[Param::Ints(&[1]), Param::Ints(&[2])], Rows::Any);
+                    })
+                    .await
+                })
+            };
+            assert_eq!(tags(&mut server, 5).await, "BEBES");
+            server.write_all(&[&error("40P01", "deadlock detected")[..], READY].concat()).await.expect("answer");
+            let e = write.await.expect("task").expect_err("deadlock");
+            assert!(e.to_string().contains("deadlock detected"), "{e}");
+            let next = read(&conn, 3, Commit::Shared);
+            assert_eq!(tags(&mut server, 3).await, "BES", "the write was not sent again");
+            server.write_all(&[BIND_COMPLETE, &row(&[3]), &complete(), READY].concat()).await.expect("answer");
+            assert_eq!(next.await.expect("task"), Ok(vec![3]));
         });
     }
 
