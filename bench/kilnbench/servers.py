@@ -344,6 +344,14 @@ SERVERS: list[Server] = [
         postgres=True,
     ),
     cargo_peer(
+        "xitca-pg",
+        "peer-xitca-pg",
+        ("xitca-http", "xitca-postgres"),
+        "xitca-http + xitca-postgres (the TechEmpower xitca-web stack), 1 worker, one pipelined connection, prepared statements",
+        DB_WORKLOADS,
+        postgres=True,
+    ),
+    cargo_peer(
         "may-minihttp-pg",
         "peer-may-minihttp-pg",
         ("may_minihttp", "may_postgres"),

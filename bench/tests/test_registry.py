@@ -8,7 +8,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from kilnbench.cli import _names  # noqa: E402
 from kilnbench.servers import BY_NAME as SERVERS  # noqa: E402
-from kilnbench.servers import DB_WORKLOADS, Options, Paths, Unsupported  # noqa: E402
+from kilnbench.servers import DB_WORKLOADS, Options, Paths, Unsupported, _locked_version  # noqa: E402
 from kilnbench.workloads import BY_NAME as WORKLOADS  # noqa: E402
 from kilnbench.workloads import GROUPS, MIX_CONNS, MIX_EVERIES, MIX_MODES  # noqa: E402
 from kilnbench.workloads import WORKLOADS as ALL  # noqa: E402
@@ -53,7 +53,7 @@ class NamesTest(unittest.TestCase):
 
 class DatabasePeersTest(unittest.TestCase):
     def test_database_peers_run_only_the_database_workloads(self):
-        for name in ("actix-pg", "may-minihttp-pg"):
+        for name in ("actix-pg", "may-minihttp-pg", "xitca-pg"):
             self.assertEqual(SERVERS[name].workloads, DB_WORKLOADS)
 
     def test_they_need_a_postgres_url_and_get_it_as_database_url(self):
@@ -65,6 +65,19 @@ class DatabasePeersTest(unittest.TestCase):
         self.assertEqual(launch.env["DATABASE_URL"], "postgres://u:p@127.0.0.1:5432/hello_world")
         self.assertEqual(launch.env["PORT"], "8080")
         self.assertTrue(launch.argv[0].endswith("actix-pg/release/peer-actix-pg"))
+
+    def test_xitca_pg_is_built_into_its_own_folder_and_named_by_its_locked_crates(self):
+        peer = SERVERS["xitca-pg"]
+        with self.assertRaises(Unsupported):
+            peer.launch(PATHS, 8080, Options(None))
+        launch = peer.launch(PATHS, 8080, Options("postgres://u:p@127.0.0.1:5432/hello_world"))
+        self.assertTrue(launch.argv[0].endswith("xitca-pg/release/peer-xitca-pg"))
+        (step,) = peer.build(PATHS)
+        self.assertIn(str(PATHS.build / "xitca-pg"), step.argv)
+        self.assertIn(str(PATHS.peers / "xitca-pg" / "Cargo.toml"), step.argv)
+        lock = Path(__file__).resolve().parents[1] / "peers" / "xitca-pg" / "Cargo.lock"
+        self.assertEqual(_locked_version(lock, "xitca-postgres"), "0.4.0")
+        self.assertTrue(_locked_version(lock, "xitca-http").startswith("0.8."))
 
 
 if __name__ == "__main__":
