@@ -4,6 +4,8 @@
 //! that blocks the whole process for the length of a query. A worker here blocks the
 //! same way: it hands the query to a helper thread, which owns its own connection
 //! and runtime, and waits for the answer without serving anything else meanwhile.
+//! That connection is a conventional driver's (`tokio-postgres`: one round trip and
+//! one transaction per query), as the report's blocking mode had, not the pipeline.
 
 use std::sync::Arc;
 use std::sync::mpsc::{RecvTimeoutError, SyncSender, TrySendError, sync_channel};
