@@ -39,6 +39,10 @@ use super::startup::Stream;
 
 /// Bytes read from the socket at once.
 const READ_CHUNK: usize = 16 * 1024;
+/// Statements that may wait for the server's answers on one connection; past this a
+/// call fails at once with `503` instead of queueing without bound while the server
+/// is stuck (calls that time out leave their statements behind).
+const MAX_PENDING: usize = 64 * 1024;
 /// How often a read-only call skipped for another call's failure is sent again.
 const SKIPPED_RETRIES: usize = 3;
 /// SQLSTATEs that mean the server is going away, not that a query was wrong.
@@ -248,6 +252,12 @@ impl PgConn {
         let mut shared = self.shared.borrow_mut();
         if let Some(why) = &shared.closed {
             return Err(DbError::Unavailable(format!("lost the connection to PostgreSQL: {why}")));
+        }
+        if shared.expected.len() >= MAX_PENDING {
+            let waiting = shared.expected.len();
+            return Err(DbError::Unavailable(format!(
+                "PostgreSQL is not keeping up: {waiting} statements wait for its answers on this connection"
+            )));
         }
         let Shared { out, unsynced, expected, driver, .. } = &mut *shared;
         let was_idle = out.is_empty();
@@ -581,6 +591,28 @@ mod tests {
             assert_eq!(tags(&mut server, 3).await, "BES", "the write was not sent again");
             server.write_all(&[BIND_COMPLETE, &row(&[3]), &complete(), READY].concat()).await.expect("answer");
             assert_eq!(next.await.expect("task"), Ok(vec![3]));
+        });
+    }
+
+    #[test]
+    fn a_stuck_server_gets_a_bounded_queue_then_503s() {
+        on_worker(async {
+            let (conn, _server) = connected();
+            let conn = Rc::new(conn);
+            let flood = {
+                let conn = Rc::clone(&conn);
+                tokio::task::spawn_local(async move {
+                    conn.call(Commit::Shared, |b| {
+                        (0..MAX_PENDING).for_each(|i| b.statement("world", &[Param::Int(i as i32)], Rows::One))
+                    })
+                    .await
+                })
+            };
+            tokio::task::yield_now().await;
+            let e = read(&conn, 1, Commit::Shared).await.expect("task").expect_err("queue full");
+            assert_eq!(e.status(), 503, "{e}");
+            assert!(e.to_string().contains("not keeping up"), "{e}");
+            assert!(!flood.is_finished(), "the server never answered the first call");
         });
     }
 
