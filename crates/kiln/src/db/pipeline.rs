@@ -30,13 +30,17 @@ use std::task::{Context, Poll, Waker};
 
 use bytes::{Buf, BytesMut};
 use postgres_protocol::IsNull;
-use postgres_protocol::message::backend::{DataRowBody, ErrorResponseBody, Message};
+use postgres_protocol::message::backend::{DataRowBody, ErrorResponseBody, Header, Message};
 use postgres_protocol::message::frontend;
 use tokio::task::JoinHandle;
 
 use super::error::DbError;
 use super::startup::Stream;
 
+/// The longest message accepted from the server. Ours are rows of a few dozen bytes
+/// and short errors; without a bound, a corrupt length would make the read buffer
+/// grow toward the 4 GiB a length field can declare.
+pub(crate) const MAX_MESSAGE: usize = 16 * 1024 * 1024;
 /// Bytes read from the socket at once.
 const READ_CHUNK: usize = 16 * 1024;
 /// Statements that may wait for the server's answers on one connection; past this a
@@ -355,7 +359,7 @@ fn poll_drive(
 fn dispatch(shared: &RefCell<Shared>, input: &mut BytesMut) -> Result<(), String> {
     let mut shared = shared.borrow_mut();
     let expected = &mut shared.expected;
-    while let Some(message) = Message::parse(input).map_err(|e| format!("malformed message from the server: {e}"))? {
+    while let Some(message) = next_message(input)? {
         match message {
             Message::BindComplete
             | Message::NoticeResponse(_)
@@ -423,6 +427,19 @@ fn dispatch(shared: &RefCell<Shared>, input: &mut BytesMut) -> Result<(), String
         }
     }
     Ok(())
+}
+
+/// The next complete message in `input`, refusing malformed and oversized ones.
+pub(crate) fn next_message(input: &mut BytesMut) -> Result<Option<Message>, String> {
+    // `Header` reads the length as signed and refuses what is under 4 (so also what is
+    // over 2 GiB), which `Message::parse`, reading it unsigned, would reserve room for.
+    let header = Header::parse(input).map_err(|e| format!("malformed message from the server: {e}"))?;
+    if let Some(header) = header
+        && header.len() as usize > MAX_MESSAGE
+    {
+        return Err(format!("a message of {} bytes from the server, over the {MAX_MESSAGE} allowed", header.len()));
+    }
+    Message::parse(input).map_err(|e| format!("malformed message from the server: {e}"))
 }
 
 /// A server error as a [`DbError`], and whether it means the server is going away.
@@ -614,6 +631,49 @@ mod tests {
             assert!(e.to_string().contains("not keeping up"), "{e}");
             assert!(!flood.is_finished(), "the server never answered the first call");
         });
+    }
+
+    #[test]
+    fn garbage_from_the_server_is_refused_without_a_panic() {
+        let mut seed = 0x9e37_79b9_7f4a_7c15_u64;
+        let mut next = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        let tags = b"2CDEZINSTtn1K3sA";
+        for _ in 0..5_000 {
+            let call = Rc::new(Call {
+                rows: RefCell::new(Vec::new()),
+                rows_of_statement: Cell::new(0),
+                pending: Cell::new(2),
+                error: RefCell::new(None),
+                skipped: Cell::new(false),
+                waker: RefCell::new(None),
+            });
+            let expected = VecDeque::from([
+                Expect::Statement { call: Rc::clone(&call), rows: Rows::One },
+                Expect::Sync(Some(Rc::clone(&call))),
+            ]);
+            let shared =
+                RefCell::new(Shared { out: BytesMut::new(), unsynced: false, expected, driver: None, closed: None });
+            let mut input = BytesMut::new();
+            for _ in 0..next() % 6 {
+                let body: Vec<u8> = (0..next() % 24).map(|_| next() as u8).collect();
+                input.put_u8(tags[next() as usize % tags.len()]);
+                // Mostly true lengths, sometimes lies (too short, too long, huge).
+                let len = match next() % 8 {
+                    0 => next() as u32,
+                    1 => (next() % 4) as u32,
+                    _ => body.len() as u32 + 4,
+                };
+                input.put_u32(len);
+                input.extend_from_slice(&body);
+            }
+            let _ = dispatch(&shared, &mut input);
+            assert!(input.capacity() <= MAX_MESSAGE + 64 * 1024, "a lying length grew the buffer");
+        }
     }
 
     #[test]

@@ -17,7 +17,7 @@ use tokio_postgres::Config;
 use tokio_postgres::config::{Host, SslMode};
 
 use super::error::DbError;
-use super::pipeline::server_error;
+use super::pipeline::{next_message, server_error};
 
 /// The port PostgreSQL listens on when the URL names none.
 const DEFAULT_PORT: u16 = 5432;
@@ -71,7 +71,7 @@ impl Stream {
 
     async fn read_message(&self, input: &mut BytesMut) -> Result<Message, DbError> {
         loop {
-            if let Some(message) = Message::parse(input).map_err(|e| unavailable(&e))? {
+            if let Some(message) = next_message(input).map_err(|e| unavailable(&e))? {
                 return Ok(message);
             }
             std::future::poll_fn(|cx| self.poll_read_ready(cx)).await.map_err(|e| unavailable(&e))?;
