@@ -8,8 +8,8 @@ use std::str::FromStr;
 use std::time::Duration;
 
 use kiln::db::{ADDED_FORTUNE, Database, DbError, DbOptions, Fortune, MAX_ROWS, WorkerDb, World};
-use kiln::maud::{Escaper, Render};
-use kiln::{App, Json, Rendered, Route, State};
+use kiln::maud::Render;
+use kiln::{App, Int, Json, Rendered, Route, State, Text};
 
 /// Where the data lives and how to reach it.
 #[derive(Debug, clap::Args)]
@@ -165,20 +165,19 @@ async fn mix_blocking(route: MixBlocking, db: State<WorkerDb>) -> Result<Json<Ve
 }
 
 /// The fortunes page, rendered straight into the response buffer: the fixed markup
-/// as constants, every message through maud's escaper.
+/// as constants, every message escaped ([`Text`]).
 pub(crate) struct FortunesPage(Vec<Fortune>);
 
 impl Render for FortunesPage {
     fn render_to(&self, buf: &mut String) {
-        use fmt::Write;
         buf.push_str(
             "<!DOCTYPE html><html><head><title>Fortunes</title></head><body><table><tr><th>id</th><th>message</th></tr>",
         );
         for fortune in &self.0 {
             buf.push_str("<tr><td>");
-            let _ = write!(buf, "{}", fortune.id);
+            Int(fortune.id).render_to(buf);
             buf.push_str("</td><td>");
-            let _ = Escaper::new(buf).write_str(&fortune.message);
+            Text(&fortune.message).render_to(buf);
             buf.push_str("</td></tr>");
         }
         buf.push_str("</table></body></html>");

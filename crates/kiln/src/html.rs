@@ -115,3 +115,71 @@ impl<T: itoa::Integer> Render for Int<T> {
         }
     }
 }
+
+/// Text for `maud::html!` that renders like `(s)` does, escaping `&`, `<`, `>` and `"`,
+/// but copies each stretch between two such characters at once.
+///
+/// maud escapes a string byte by byte, one push (and capacity check) per byte; most
+/// text needs no escaping at all, so `(Text(s))` renders a text-heavy page faster.
+///
+/// ```
+/// use kiln::Text;
+/// use kiln::maud::html;
+///
+/// let message = "<script>alert(\"hi\")</script> & 'more'";
+/// assert_eq!(html! { td { (Text(message)) } }.0, html! { td { (message) } }.0);
+/// assert_eq!(html! { (Text("a<b")) }.0, "a&lt;b");
+/// ```
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Text<'a>(pub &'a str);
+
+impl Render for Text<'_> {
+    fn render_to(&self, buffer: &mut String) {
+        let text = self.0;
+        buffer.reserve(text.len());
+        let mut copied = 0;
+        for (i, b) in text.bytes().enumerate() {
+            let entity = match b {
+                b'&' => "&amp;",
+                b'<' => "&lt;",
+                b'>' => "&gt;",
+                b'"' => "&quot;",
+                _ => continue,
+            };
+            // `i` is an ASCII byte, so both slices end on character boundaries.
+            buffer.push_str(&text[copied..i]);
+            buffer.push_str(entity);
+            copied = i + 1;
+        }
+        buffer.push_str(&text[copied..]);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use maud::{Escaper, Render};
+
+    use super::Text;
+
+    #[test]
+    fn text_escapes_exactly_as_maud_does() {
+        let cases = [
+            "",
+            "plain",
+            "&",
+            "<<>>",
+            "\"quoted\" & 'single'",
+            "<script>alert(\"This should not be displayed in a browser alert box.\");</script>",
+            "フレームワークのベンチマーク<&>",
+            "ends with &",
+            "&starts",
+        ];
+        for case in cases {
+            let mut ours = String::new();
+            Text(case).render_to(&mut ours);
+            let mut theirs = String::new();
+            std::fmt::Write::write_str(&mut Escaper::new(&mut theirs), case).expect("escape");
+            assert_eq!(ours, theirs, "{case:?}");
+        }
+    }
+}

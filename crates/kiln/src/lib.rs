@@ -71,7 +71,7 @@ pub use cookie::{Cookies, SetCookie};
 pub use extract::{FromRequest, Headers, RequestContext, RequestHead, State};
 pub use form::{Form, Query};
 pub use handler::{Handler, RouteHandler};
-pub use html::{Html, Int, Rendered, Reserve};
+pub use html::{Html, Int, Rendered, Reserve, Text};
 pub use json::Json;
 pub use rejection::Rejection;
 pub use response::{Header, IntoResponse, IntoResponseParts, Redirect};
