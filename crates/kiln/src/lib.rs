@@ -10,6 +10,8 @@
 //! - **Per-worker state**: built once per worker, so it may be `!Send` and needs no locks.
 //! - **Responses** written straight into the connection's reusable buffer: JSON with
 //!   serde_json, HTML with maud.
+//! - **Databases** ([`db`]): embedded SQLite on threads of its own, and PostgreSQL
+//!   through one pipelined connection per worker; an unreachable database is a `503`.
 //! - `HEAD` from `GET`, `405` with `Allow`, a trailing-slash policy, [middleware],
 //!   and an in-process [`TestClient`](test::TestClient).
 //!
