@@ -14,6 +14,8 @@
 //!   undone by a later one, so a call is answered as soon as its own statements are.
 //!   When one statement fails, the server skips the rest of its transaction: calls
 //!   skipped only for another's failure are sent again ([`SKIPPED_RETRIES`] times).
+//!   This shares more than TechEmpower's reading of "each query its own round trip"
+//!   does (its leaders send a `Sync` per query); every row is still its own statement.
 //! - [`Commit::Own`]: statements that write. They get a `Sync` of their own, and the
 //!   call is answered only once the server reports that `Sync` (its commit) done.
 //!
