@@ -39,6 +39,8 @@ use tokio::task::JoinHandle;
 use super::error::DbError;
 use super::startup::Stream;
 
+/// `int4`'s type oid, for the elements of an `int4[]` parameter.
+pub(crate) const INT4_OID: u32 = 23;
 /// The longest message accepted from the server. Ours are rows of a few dozen bytes
 /// and short errors; without a bound, a corrupt length would make the read buffer
 /// grow toward the 4 GiB a length field can declare.
@@ -112,6 +114,17 @@ struct Call {
 }
 
 impl Call {
+    fn new() -> Rc<Call> {
+        Rc::new(Call {
+            rows: RefCell::new(Vec::new()),
+            rows_of_statement: Cell::new(0),
+            pending: Cell::new(0),
+            error: RefCell::new(None),
+            skipped: Cell::new(false),
+            waker: RefCell::new(None),
+        })
+    }
+
     fn answered(&self) {
         self.pending.set(self.pending.get().saturating_sub(1));
         if self.pending.get() == 0
@@ -191,9 +204,6 @@ impl Batch<'_> {
     }
 }
 
-/// `int4`'s type oid, for the elements of an `int4[]` parameter.
-pub(crate) const INT4_OID: u32 = 23;
-
 impl PgConn {
     /// Takes over a connection that is started and has its statements prepared.
     pub(crate) fn start(stream: Stream, leftover: BytesMut) -> PgConn {
@@ -247,14 +257,7 @@ impl PgConn {
     }
 
     fn submit(&self, commit: Commit, build: &impl Fn(&mut Batch<'_>)) -> Result<Rc<Call>, DbError> {
-        let call = Rc::new(Call {
-            rows: RefCell::new(Vec::new()),
-            rows_of_statement: Cell::new(0),
-            pending: Cell::new(0),
-            error: RefCell::new(None),
-            skipped: Cell::new(false),
-            waker: RefCell::new(None),
-        });
+        let call = Call::new();
         let mut shared = self.shared.borrow_mut();
         if let Some(why) = &shared.closed {
             return Err(DbError::Unavailable(format!("lost the connection to PostgreSQL: {why}")));
@@ -523,9 +526,9 @@ mod tests {
         tags
     }
 
-    fn connected() -> (PgConn, UnixStream) {
+    fn connected() -> (Rc<PgConn>, UnixStream) {
         let (client, server) = UnixStream::pair().expect("socket pair");
-        (PgConn::start(Stream::Unix(client), BytesMut::new()), server)
+        (Rc::new(PgConn::start(Stream::Unix(client), BytesMut::new())), server)
     }
 
     fn read(conn: &Rc<PgConn>, id: i32, commit: Commit) -> tokio::task::JoinHandle<Result<Vec<i32>, DbError>> {
@@ -540,7 +543,6 @@ mod tests {
     fn reads_queued_together_share_one_sync_and_get_their_own_rows() {
         on_worker(async {
             let (conn, mut server) = connected();
-            let conn = Rc::new(conn);
             let (a, b) = (read(&conn, 7, Commit::Shared), read(&conn, 9, Commit::Shared));
             assert_eq!(tags(&mut server, 5).await, "BEBES");
             let answers = [BIND_COMPLETE, &row(&[7]), &complete(), BIND_COMPLETE, &row(&[9]), &complete(), READY];
@@ -554,7 +556,6 @@ mod tests {
     fn a_write_gets_its_own_sync_and_waits_for_its_commit() {
         on_worker(async {
             let (conn, mut server) = connected();
-            let conn = Rc::new(conn);
             let (read_call, write_call) = (read(&conn, 1, Commit::Shared), read(&conn, 2, Commit::Own));
             assert_eq!(tags(&mut server, 6).await, "BESBES");
             let answers = [BIND_COMPLETE, &row(&[1]), &complete(), READY, BIND_COMPLETE, &row(&[2]), &complete()];
@@ -571,7 +572,6 @@ mod tests {
     fn an_error_fails_its_call_and_the_calls_it_skipped_are_sent_again() {
         on_worker(async {
             let (conn, mut server) = connected();
-            let conn = Rc::new(conn);
             let (a, b) = (read(&conn, 1, Commit::Shared), read(&conn, 2, Commit::Shared));
             assert_eq!(tags(&mut server, 5).await, "BEBES");
             let answers = [&error("57014", "canceling statement due to statement timeout")[..], READY];
@@ -591,7 +591,6 @@ mod tests {
     fn a_write_skipped_by_its_own_failure_is_not_sent_again() {
         on_worker(async {
             let (conn, mut server) = connected();
-            let conn = Rc::new(conn);
             let write = {
                 let conn = Rc::clone(&conn);
                 tokio::task::spawn_local(async move {
@@ -617,7 +616,6 @@ mod tests {
     fn a_stuck_server_gets_a_bounded_queue_then_503s() {
         on_worker(async {
             let (conn, _server) = connected();
-            let conn = Rc::new(conn);
             let flood = {
                 let conn = Rc::clone(&conn);
                 tokio::task::spawn_local(async move {
@@ -646,14 +644,8 @@ mod tests {
         };
         let tags = b"2CDEZINSTtn1K3sA";
         for _ in 0..5_000 {
-            let call = Rc::new(Call {
-                rows: RefCell::new(Vec::new()),
-                rows_of_statement: Cell::new(0),
-                pending: Cell::new(2),
-                error: RefCell::new(None),
-                skipped: Cell::new(false),
-                waker: RefCell::new(None),
-            });
+            let call = Call::new();
+            call.pending.set(2);
             let expected = VecDeque::from([
                 Expect::Statement { call: Rc::clone(&call), rows: Rows::One },
                 Expect::Sync(Some(Rc::clone(&call))),
@@ -682,7 +674,6 @@ mod tests {
     fn a_missing_row_is_an_error() {
         on_worker(async {
             let (conn, mut server) = connected();
-            let conn = Rc::new(conn);
             let a = read(&conn, 10_001, Commit::Shared);
             assert_eq!(tags(&mut server, 3).await, "BES");
             server.write_all(&[BIND_COMPLETE, &complete(), READY].concat()).await.expect("answer");
@@ -695,7 +686,6 @@ mod tests {
     fn a_lost_server_fails_every_waiting_call_and_every_later_one() {
         on_worker(async {
             let (conn, mut server) = connected();
-            let conn = Rc::new(conn);
             let (a, b) = (read(&conn, 1, Commit::Shared), read(&conn, 2, Commit::Own));
             assert_eq!(tags(&mut server, 6).await, "BESBES");
             drop(server);
@@ -713,7 +703,6 @@ mod tests {
     fn a_shutdown_notice_closes_the_connection_with_a_503() {
         on_worker(async {
             let (conn, mut server) = connected();
-            let conn = Rc::new(conn);
             let a = read(&conn, 1, Commit::Shared);
             assert_eq!(tags(&mut server, 3).await, "BES");
             let shutdown = error("57P01", "terminating connection due to administrator command");
@@ -729,7 +718,6 @@ mod tests {
     fn a_dropped_call_does_not_shift_the_answers_of_the_next() {
         on_worker(async {
             let (conn, mut server) = connected();
-            let conn = Rc::new(conn);
             let dropped = read(&conn, 1, Commit::Shared);
             assert_eq!(tags(&mut server, 3).await, "BES");
             dropped.abort();

@@ -23,7 +23,7 @@ use tokio_postgres::Config;
 use super::blocking::BlockingPg;
 use super::error::DbError;
 use super::model::{Fortune, World};
-use super::pipeline::{Commit, INT4_OID, Param, PgConn, Rows};
+use super::pipeline::{Batch, Commit, INT4_OID, Param, PgConn, Rows};
 use super::startup::{Prepared, open};
 
 /// Wait before the first reconnect attempt after a failed one.
@@ -235,59 +235,49 @@ impl PgWorker {
         Ok((slot, slot.conn().await?))
     }
 
-    pub(crate) async fn world(&self, id: i32) -> Result<World, DbError> {
+    /// Runs one call on this worker's next connection, marking it down if it broke.
+    async fn run(&self, commit: Commit, build: impl Fn(&mut Batch<'_>)) -> Result<Vec<DataRowBody>, DbError> {
         let (slot, conn) = self.slot().await?;
-        let rows = conn
-            .call(Commit::Shared, |b| b.statement(WORLD, &[Param::Int(id)], Rows::One))
-            .await
-            .map_err(|e| slot.failed(&conn, e))?;
+        conn.call(commit, build).await.map_err(|e| slot.failed(&conn, e))
+    }
+
+    pub(crate) async fn world(&self, id: i32) -> Result<World, DbError> {
+        let rows = self.run(Commit::Shared, |b| b.statement(WORLD, &[Param::Int(id)], Rows::One)).await?;
         rows.first().map_or_else(|| Err(DbError::Query(format!("world {id} is missing"))), world_from)
     }
 
     /// Reads each row with a statement of its own; the reads are pipelined.
     pub(crate) async fn worlds(&self, ids: &[i32]) -> Result<Vec<World>, DbError> {
-        let (slot, conn) = self.slot().await?;
-        let rows = conn
-            .call(Commit::Shared, |b| ids.iter().for_each(|&id| b.statement(WORLD, &[Param::Int(id)], Rows::One)))
-            .await
-            .map_err(|e| slot.failed(&conn, e))?;
+        let rows = self
+            .run(Commit::Shared, |b| ids.iter().for_each(|&id| b.statement(WORLD, &[Param::Int(id)], Rows::One)))
+            .await?;
         worlds_from(&rows)
     }
 
     pub(crate) async fn all_worlds(&self) -> Result<Vec<World>, DbError> {
-        let (slot, conn) = self.slot().await?;
-        let rows = conn
-            .call(Commit::Shared, |b| b.statement(ALL_WORLDS, &[], Rows::Any))
-            .await
-            .map_err(|e| slot.failed(&conn, e))?;
+        let rows = self.run(Commit::Shared, |b| b.statement(ALL_WORLDS, &[], Rows::Any)).await?;
         worlds_from(&rows)
     }
 
     pub(crate) async fn fortunes(&self) -> Result<Vec<Fortune>, DbError> {
-        let (slot, conn) = self.slot().await?;
-        let rows = conn
-            .call(Commit::Shared, |b| b.statement(FORTUNES, &[], Rows::Any))
-            .await
-            .map_err(|e| slot.failed(&conn, e))?;
+        let rows = self.run(Commit::Shared, |b| b.statement(FORTUNES, &[], Rows::Any)).await?;
         rows.iter().map(fortune_from).collect()
     }
 
     /// Reads each row of `worlds` with a statement of its own, then writes every new
     /// number in one statement; reads and write travel together and commit together.
     pub(crate) async fn update(&self, worlds: Vec<World>) -> Result<Vec<World>, DbError> {
-        let (slot, conn) = self.slot().await?;
         // Rows locked in id order by every request cannot deadlock one another.
         let mut sorted = worlds.clone();
         sorted.sort_unstable_by_key(|w| w.id);
         let ids: Vec<i32> = sorted.iter().map(|w| w.id).collect();
         let numbers: Vec<i32> = sorted.iter().map(|w| w.random_number).collect();
-        let rows = conn
-            .call(Commit::Own, |b| {
+        let rows = self
+            .run(Commit::Own, |b| {
                 worlds.iter().for_each(|w| b.statement(WORLD, &[Param::Int(w.id)], Rows::One));
                 b.statement(UPDATE, &[Param::Ints(&ids), Param::Ints(&numbers)], Rows::Any);
             })
-            .await
-            .map_err(|e| slot.failed(&conn, e))?;
+            .await?;
         // The reads are TechEmpower's to make; what they saw is overwritten.
         worlds_from(&rows)?;
         Ok(worlds)
