@@ -276,6 +276,8 @@ impl PgConn {
             *unsynced = false;
         }
         build(&mut Batch { out, expected, call: &call });
+        // Room for a row per statement up front (most return one), not grown row by row.
+        call.rows.borrow_mut().reserve(call.pending.get());
         match commit {
             Commit::Shared => *unsynced = true,
             Commit::Own => {
