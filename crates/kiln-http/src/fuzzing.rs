@@ -3,7 +3,7 @@
 use crate::chunked::ChunkedDecoder;
 use crate::config::Limits;
 use crate::parse::{self, Framing};
-use crate::request::Head;
+use crate::head::Head;
 
 /// Parses `data` as a request head with the default limits. Returns the head's length
 /// when it is complete and valid, after checking that every offset lies inside `data`.

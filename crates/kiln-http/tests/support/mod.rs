@@ -103,7 +103,7 @@ impl TestServer {
         std::fs::write(&file, b"0123456789abcdefghij").unwrap();
         let seen2 = seen.clone();
         let handle = server
-            .listen("127.0.0.1:0".parse().unwrap())
+            .listen("127.0.0.1:0")
             .serve(move |_| TestService { seen: seen2.clone(), file: Some(file.clone()) })
             .unwrap();
         TestServer { handle, seen, _dir: Some(tempdir::Dir(dir)) }
