@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use serde::Serialize;
-use tokio_rusqlite::{params, Connection, Row, TransactionBehavior};
+use tokio_rusqlite::{params, rusqlite, Connection, Row, TransactionBehavior};
 
 /// How many rows the `world` table holds; ids and random numbers run from 1 to this.
 pub const WORLD_ROWS: i32 = 10_000;
@@ -131,7 +131,7 @@ async fn open_connection(path: &Path) -> Result<Connection, Error> {
         conn.busy_timeout(BUSY_TIMEOUT)?;
         let mode: String = conn.pragma_update_and_check(None, "journal_mode", "WAL", |row| row.get(0))?;
         if !mode.eq_ignore_ascii_case("wal") {
-            return Err(tokio_rusqlite::rusqlite::Error::InvalidParameterName(format!("journal_mode is {mode}, not WAL")));
+            return Err(rusqlite::Error::InvalidParameterName(format!("journal_mode is {mode}, not WAL")));
         }
         // In WAL mode NORMAL cannot corrupt the file on a crash, as kiln sets it.
         conn.pragma_update(None, "synchronous", "NORMAL")
@@ -141,7 +141,7 @@ async fn open_connection(path: &Path) -> Result<Connection, Error> {
 }
 
 /// Creates and fills the tables that are missing or empty; whether it did anything.
-fn seed(conn: &mut tokio_rusqlite::rusqlite::Connection) -> tokio_rusqlite::rusqlite::Result<bool> {
+fn seed(conn: &mut rusqlite::Connection) -> rusqlite::Result<bool> {
     let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
     tx.execute_batch(SCHEMA)?;
     let empty = |table: &str| tx.query_row(&format!("SELECT NOT EXISTS (SELECT 1 FROM {table})"), [], |r| r.get(0));
@@ -159,6 +159,6 @@ fn seed(conn: &mut tokio_rusqlite::rusqlite::Connection) -> tokio_rusqlite::rusq
     Ok(no_worlds || no_fortunes)
 }
 
-fn world_from(row: &Row<'_>) -> tokio_rusqlite::rusqlite::Result<World> {
+fn world_from(row: &Row<'_>) -> rusqlite::Result<World> {
     Ok(World { id: row.get(0)?, random_number: row.get(1)? })
 }

@@ -91,9 +91,7 @@ async fn updates(State(db): State<Arc<Db>>, Query(count): Query<Count>) -> Resul
     let worlds = {
         let mut rng = rand::rng();
         let ids = rand::seq::index::sample(&mut rng, WORLD_ROWS as usize, count.get());
-        ids.into_iter()
-            .map(|i| World { id: i as i32 + 1, random_number: rng.random_range(1..=WORLD_ROWS) })
-            .collect()
+        ids.into_iter().map(|i| World { id: i as i32 + 1, random_number: rng.random_range(1..=WORLD_ROWS) }).collect()
     };
     Ok(Json(db.update(worlds).await?))
 }
