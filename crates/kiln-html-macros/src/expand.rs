@@ -128,9 +128,11 @@ impl Expander {
             self.error(e.span, format!("unknown element `<{}>`: kiln-html knows the elements of the HTML standard's §4.1-§4.11 that sites use", e.name));
             return;
         };
+        let mut misplaced = false;
         if ctx.parent.is_some() {
             if let Err(message) = accepts(ctx, info) {
                 self.error(e.span, message);
+                misplaced = true;
             }
         }
         for (name, ancestor) in &ctx.forbidden {
@@ -182,7 +184,9 @@ impl Expander {
             child.inert_splices = true;
         }
         child.forbidden.extend(model::forbidden_descendants(info.name).iter().map(|name| (*name, info.name)));
-        crate::sequence::check(self, e, child.model, body);
+        if !misplaced {
+            crate::sequence::check(self, e, child.model, body);
+        }
         self.nodes(body, &child, out);
         out.push_static("</");
         out.push_static(info.name);

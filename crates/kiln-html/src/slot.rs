@@ -29,8 +29,8 @@ slots! {
     InPhrasing: "`{Self}` cannot be spliced here: this element accepts phrasing content",
         "splice text, a `Fragment<Phrasing>` or a `Fragment<Interactive>`; a `Fragment<Flow>` holds flow content";
     /// Content of `<a>` or `<button>`: no interactive content.
-    InInert: "`{Self}` cannot be spliced here: `<a>` and `<button>` accept no interactive content",
-        "splice text or a `Fragment<Phrasing>`; a `Fragment<Interactive>` holds links or form controls";
+    InInert: "`{Self}` cannot be spliced here: no interactive content is allowed in `<a>`, in `<button>`, or in a `Phrasing` fragment (which may go in them)",
+        "splice text or a `Fragment<Phrasing>`; a `Fragment<Interactive>` holds links or form controls, and a `Fragment<Flow>` flow content";
     /// `<ul>`, `<ol>`, `<menu>`.
     InList: "`{Self}` cannot be spliced here: `<ul>`, `<ol>` and `<menu>` accept only `<li>`",
         "splice a `Fragment<ListItem>`";
