@@ -2,6 +2,7 @@
 //!
 //! Use it through `kiln::Route`; the generated code names `::kiln` paths.
 
+mod asset;
 mod pattern;
 mod route;
 
@@ -27,4 +28,16 @@ use proc_macro::TokenStream;
 pub fn derive_route(input: TokenStream) -> TokenStream {
     let input = syn::parse_macro_input!(input as syn::DeriveInput);
     route::expand(&input).unwrap_or_else(syn::Error::into_compile_error).into()
+}
+
+/// A link to a static asset, checked and content-hashed at compile time:
+/// `asset!("site.css")` is `"/static/site.3f9a1c0b.css"`.
+///
+/// The file is read from the `public/` folder beside the calling crate's `Cargo.toml`;
+/// a file that does not exist, or a path that leaves the folder, does not compile. The
+/// crate is rebuilt when the file changes, so the link changes with its content and
+/// can be cached forever (`kiln::App::assets` serves it so).
+#[proc_macro]
+pub fn asset(input: TokenStream) -> TokenStream {
+    asset::expand(input.into()).unwrap_or_else(syn::Error::into_compile_error).into()
 }

@@ -25,7 +25,7 @@ use kiln_http::{RequestBytes, Response, Service, StatusCode};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
-use crate::service::{IntoMakeService, MakeService};
+use crate::make::{IntoMakeService, MakeService};
 
 /// Sends requests to one worker's service, in-process, one at a time.
 pub struct TestClient<S> {

@@ -1,15 +1,5 @@
-use kiln::{App, Route};
-
-#[derive(Route)]
-#[route("/pong")]
-struct Pong;
-
-struct NotAnExtractor;
-
-async fn pong(_: Pong, _: NotAnExtractor) -> &'static str {
-    "PONG"
-}
+use kiln::App;
 
 fn main() {
-    let _ = App::new(|_| ()).route(pong);
+    let _ = App::new(|_| ()).fallback(42);
 }
