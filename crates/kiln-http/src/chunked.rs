@@ -282,7 +282,8 @@ mod tests {
             b"5 \t ;\r\nhello\r\n0\r\n\r\n",
         ];
         for raw in cases {
-            let (out, used, done) = decode_all(raw).unwrap_or_else(|r| panic!("{}: {}", r.reason, String::from_utf8_lossy(raw).escape_debug()));
+            let (out, used, done) = decode_all(raw)
+                .unwrap_or_else(|r| panic!("{}: {}", r.reason, String::from_utf8_lossy(raw).escape_debug()));
             assert_eq!((out.as_slice(), used, done), (&b"hello"[..], raw.len(), true));
         }
         assert!(decode_all(b"1111111111111111f\r\n").is_err(), "17 significant digits still overflow");

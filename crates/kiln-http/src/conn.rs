@@ -18,8 +18,8 @@ use tokio::time::{Instant, Sleep, timeout, timeout_at};
 
 use crate::chunked::ChunkedDecoder;
 use crate::encode::{self, Delimit};
-use crate::parse::{self, Framing, Parsed, Rejection};
 use crate::head::Version;
+use crate::parse::{self, Framing, Parsed, Rejection};
 use crate::request::Request;
 use crate::response::Body;
 use crate::service::Service;
@@ -42,6 +42,11 @@ const READ_CHUNK: usize = 4 * 1024;
 /// client that was about to send its next request has it answered (with
 /// `Connection: close`) instead of lost to a close that crosses it on the wire.
 const SHUTDOWN_IDLE_WAIT: Duration = Duration::from_secs(1);
+/// Unsent bytes the kernel may queue for a connection once a write has had to wait
+/// (`TCP_NOTSENT_LOWAT`). The socket then turns writable as the client reads, not
+/// only once an autotuned send buffer of megabytes has half drained: the send timeout
+/// sees a slow reader's progress, and a stalled client pins less kernel memory.
+const NOTSENT_LOWAT: u32 = 128 * 1024;
 /// Requests one connection answers in a row before letting the others run: a client
 /// that pipelines thousands of requests in one write must not hold the worker.
 const REQUESTS_PER_TURN: u32 = 64;
@@ -77,7 +82,7 @@ pub(crate) async fn serve<S: Service>(
     let idle_deadline = worker.coarse_now() + worker.limits.idle_timeout;
     let idle_timer = Box::pin(tokio::time::sleep_until(idle_deadline));
     let bufs = ConnBufs::default();
-    let mut conn = Conn { stream, peer, worker, bufs, start: 0, served: 0, idle_timer, slot, held: 0 };
+    let mut conn = Conn { stream, peer, worker, bufs, start: 0, served: 0, idle_timer, slot, held: 0, lowat: false };
     let finished = conn.run(&*service).await.is_ok();
     conn.worker.unhold(&mut conn.held);
     if conn.bufs.is_allocated() {
@@ -106,6 +111,8 @@ struct Conn {
     slot: usize,
     /// Bytes of the worker's buffering budget this connection holds.
     held: usize,
+    /// Whether `NOTSENT_LOWAT` is set: on the first write that cannot finish at once.
+    lowat: bool,
 }
 
 /// What ended a wait for the next request.
@@ -427,6 +434,7 @@ impl Conn {
                 self.bufs.write.extend_from_slice(bytes);
                 return Ok(keep_alive);
             }
+            expect_slow_writes(&self.stream, &mut self.lowat);
             let result = write_two(&mut self.stream, &self.bufs.write, bytes, self.worker.limits.body_timeout).await;
             self.bufs.write.clear();
             return result.map(|()| keep_alive);
@@ -472,6 +480,7 @@ impl Conn {
     /// Writes the buffered head, then `len` bytes of `file` from `offset`.
     async fn send_file(&mut self, file: std::fs::File, offset: u64, len: u64) -> Flow {
         self.flush().await?;
+        expect_slow_writes(&self.stream, &mut self.lowat);
         match crate::sendfile::send_file(&self.stream, &file, offset, len, self.worker.limits.body_timeout).await {
             Ok(true) => Ok(()),
             Ok(false) => Err(Stop::Done),
@@ -531,9 +540,20 @@ impl Conn {
             self.bufs.write.clear();
             return Ok(());
         }
-        let result = write_two(&mut self.stream, &self.bufs.write[written..], &[], self.worker.limits.body_timeout).await;
+        expect_slow_writes(&self.stream, &mut self.lowat);
+        let result =
+            write_two(&mut self.stream, &self.bufs.write[written..], &[], self.worker.limits.body_timeout).await;
         self.bufs.write.clear();
         result
+    }
+}
+
+/// Sets `NOTSENT_LOWAT` once per connection (`lowat` says whether it is), before a
+/// write that may wait.
+fn expect_slow_writes(stream: &TcpStream, lowat: &mut bool) {
+    if !*lowat {
+        *lowat = true;
+        let _ = socket2::SockRef::from(stream).set_tcp_notsent_lowat(NOTSENT_LOWAT);
     }
 }
 

@@ -2,8 +2,8 @@
 
 use crate::chunked::ChunkedDecoder;
 use crate::config::Limits;
-use crate::parse::{self, Framing};
 use crate::head::Head;
+use crate::parse::{self, Framing};
 
 /// Parses `data` as a request head with the default limits. Returns the head's length
 /// when it is complete and valid, after checking that every offset lies inside `data`.

@@ -51,12 +51,11 @@ pub use bytes::Bytes;
 pub use chunked::{MAX_CHUNK_EXTENSIONS, MAX_TRAILER_BYTES};
 pub use config::{
     BODY_TIMEOUT, HEADER_TIMEOUT, IDLE_TIMEOUT, Limits, MAX_BODY_BYTES, MAX_BUFFERED_BYTES, MAX_CONNECTIONS_PER_WORKER,
-    MAX_HEAD_BYTES,
-    MAX_HEADERS, MAX_REQUEST_LINE, MAX_REQUESTS_PER_CONNECTION, SHUTDOWN_GRACE,
+    MAX_HEAD_BYTES, MAX_HEADERS, MAX_REQUEST_LINE, MAX_REQUESTS_PER_CONNECTION, SHUTDOWN_GRACE,
 };
 pub use error::Error;
-pub use http::{Method, StatusCode};
 pub use head::Version;
+pub use http::{Method, StatusCode};
 pub use request::{Request, RequestBytes};
 pub use response::{BodyStream, InvalidHeader, Response};
 pub use server::{Server, ServerHandle};

@@ -257,7 +257,9 @@ fn is_valid_host(value: &[u8]) -> bool {
         }
     };
     let port_ok = port.is_none_or(|p| {
-        p.len() <= 5 && p.iter().all(u8::is_ascii_digit) && p.iter().fold(0u32, |n, &d| n * 10 + u32::from(d - b'0')) <= 65535
+        p.len() <= 5
+            && p.iter().all(u8::is_ascii_digit)
+            && p.iter().fold(0u32, |n, &d| n * 10 + u32::from(d - b'0')) <= 65535
     });
     port_ok && is_reg_name(host)
 }
@@ -268,7 +270,9 @@ fn is_reg_name(name: &[u8]) -> bool {
     while i < name.len() {
         match name[i] {
             b'%' => {
-                if !(name.get(i + 1).is_some_and(u8::is_ascii_hexdigit) && name.get(i + 2).is_some_and(u8::is_ascii_hexdigit)) {
+                if !(name.get(i + 1).is_some_and(u8::is_ascii_hexdigit)
+                    && name.get(i + 2).is_some_and(u8::is_ascii_hexdigit))
+                {
                     return false;
                 }
                 i += 3;
@@ -468,7 +472,9 @@ mod tests {
         for bad in ["a@x", "a b", "x/y", "x:99999", "x:1x", "[::1", "[::1]x", "[]", "a%zz", "x:8080:1", "ex\"ample"] {
             assert_eq!(host(bad), 400, "Host: {bad}");
         }
-        for good in ["", "x", "example.com:8080", "127.0.0.1:65535", "[::1]:80", "[v1.a]", "a%20b", "x:", "xn--bcher-kva.de"] {
+        for good in
+            ["", "x", "example.com:8080", "127.0.0.1:65535", "[::1]:80", "[v1.a]", "a%20b", "x:", "xn--bcher-kva.de"]
+        {
             assert_eq!(host(good), 200, "Host: {good}");
         }
     }

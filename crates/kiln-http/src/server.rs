@@ -5,9 +5,9 @@
 use std::future::poll_fn;
 use std::io;
 use std::net::{SocketAddr, ToSocketAddrs};
-use std::task::Poll;
 use std::rc::Rc;
 use std::sync::Arc;
+use std::task::Poll;
 use std::thread::JoinHandle;
 use std::time::Duration;
 

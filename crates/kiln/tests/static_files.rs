@@ -340,7 +340,11 @@ fn a_symlink_inside_the_root_that_points_at_a_dotfile_is_not_served() {
         assert!(!String::from_utf8_lossy(&r.body).contains(SECRET), "{target} leaked the dotfile");
     }
     let dotted = start(&root, |d| d.allow_dotfiles(true));
-    assert_eq!(get(dotted.local_addr(), "/static/innocent.txt", "").body, SECRET.as_bytes(), "unless dotfiles are allowed");
+    assert_eq!(
+        get(dotted.local_addr(), "/static/innocent.txt", "").body,
+        SECRET.as_bytes(),
+        "unless dotfiles are allowed"
+    );
 }
 
 /// Set in the child process that `an_existing_file_answers_503_not_404_when_file_descriptors_run_out` starts.

@@ -40,6 +40,17 @@ impl Service for TestService {
                 res.set_body_static(b"slow done");
             }
             "/big" => res.body_mut().resize(256 * 1024, b'x'),
+            // `/sized?N`: a body of N bytes built in memory.
+            "/sized" => {
+                let n = req.query().and_then(|q| q.parse().ok()).unwrap_or(0);
+                res.body_mut().resize(n, b'x');
+            }
+            // `/sendfile?PATH`: the whole file at PATH, with sendfile(2).
+            "/sendfile" => {
+                let file = std::fs::File::open(req.query().unwrap()).unwrap();
+                let len = file.metadata().unwrap().len();
+                res.set_body_file(file, 0, len);
+            }
             "/close" => {
                 res.set_close();
                 res.set_body_static(b"bye");
