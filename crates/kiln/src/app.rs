@@ -18,7 +18,7 @@ use crate::make::IntoMakeService;
 use crate::rejection::Rejection;
 use crate::route::Route;
 use crate::router::{BuildError, RouteEntry, Router, TrailingSlash};
-use crate::signed::Key;
+use crate::key::Key;
 
 /// A web application: typed routes and their handlers, built once per worker.
 ///

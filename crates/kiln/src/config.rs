@@ -6,9 +6,8 @@ use std::time::Duration;
 
 use kiln_http::Response;
 
-use crate::link::PublicUrl;
+use crate::key::Key;
 use crate::rejection::Rejection;
-use crate::signed::Key;
 
 /// Largest body [`Json`](crate::Json) and [`Form`](crate::Form) accept by default.
 pub const DEFAULT_BODY_LIMIT: usize = 256 * 1024;
@@ -22,7 +21,8 @@ pub(crate) type RenderRejection = dyn Fn(&Rejection, &mut Response) + Send + Syn
 pub(crate) struct Config {
     pub(crate) body_limit: usize,
     pub(crate) render: Option<Arc<RenderRejection>>,
-    pub(crate) public_url: Option<PublicUrl>,
+    /// The checked public URL, without a trailing slash.
+    pub(crate) public_url: Option<Arc<str>>,
     pub(crate) key: Option<Key>,
     pub(crate) session_ttl: Duration,
     /// Whether session and CSRF cookies carry `Secure`.

@@ -14,7 +14,8 @@ use crate::extract::{FromRequest, RequestContext, content_type_is};
 use crate::rejection::{InvalidCsrfToken, Rejection};
 use crate::response::IntoResponseParts;
 use crate::route::__private::query_pairs;
-use crate::signed::{app_cookie, app_key, random_token};
+use crate::key::random_token;
+use crate::signed::{app_cookie, app_key};
 
 /// The cookie holding the visitor's CSRF token.
 pub const CSRF_COOKIE: &str = "kiln_csrf";

@@ -59,6 +59,7 @@ mod form;
 mod handler;
 mod html;
 mod json;
+mod key;
 pub mod markup;
 mod link;
 mod make;
@@ -97,7 +98,8 @@ pub use route::Route;
 pub use router::{BuildError, TrailingSlash};
 pub use serve::{ServeError, Serving, serve};
 pub use session::{SESSION_COOKIE, Session, SessionCookies};
-pub use signed::{Key, KeyTooShort, MIN_KEY_BYTES, SignedCookies};
+pub use key::{Key, KeyTooShort, MIN_KEY_BYTES};
+pub use signed::SignedCookies;
 
 /// Route matching support; [`PathParams`](routing::PathParams) is what a route is
 /// built from.

@@ -38,9 +38,9 @@ pub struct PublicUrl {
 }
 
 impl PublicUrl {
-    /// Checks that `url` is `http(s)://host[:port][/path]`, with no query, fragment,
+    /// The base of a public URL, once checked that `url` is `http(s)://host[:port][/path]`, with no query, fragment,
     /// user or whitespace.
-    pub(crate) fn parse(url: &str) -> Result<PublicUrl, String> {
+    pub(crate) fn parse(url: &str) -> Result<Arc<str>, String> {
         let rest = url
             .strip_prefix("https://")
             .or_else(|| url.strip_prefix("http://"))
@@ -52,7 +52,7 @@ impl PublicUrl {
         if let Some(c) = url.chars().find(|c| matches!(c, '?' | '#' | '@') || c.is_whitespace() || c.is_control()) {
             return Err(format!("`{url}` holds `{}`; give only scheme, host and path", c.escape_default()));
         }
-        Ok(PublicUrl { base: Arc::from(url.trim_end_matches('/')) })
+        Ok(Arc::from(url.trim_end_matches('/')))
     }
 
     /// The URL, without a trailing slash: `https://example.org`.
@@ -89,9 +89,10 @@ impl<L: fmt::Display> fmt::Display for Absolute<'_, L> {
 /// Refused with 500 when the app has no public URL: the app is wired wrongly.
 impl<S> FromRequest<S> for PublicUrl {
     fn from_request(cx: &RequestContext<'_, S>) -> Result<Self, Rejection> {
-        cx.config().public_url.clone().ok_or_else(|| {
-            Internal::new("a handler asks for `PublicUrl` but the app has none: call `App::public_url`").into()
-        })
+        let base = cx.config().public_url.clone().ok_or_else(|| {
+            Rejection::from(Internal::new("a handler asks for `PublicUrl` but the app has none: call `App::public_url`"))
+        })?;
+        Ok(PublicUrl { base })
     }
 }
 
@@ -113,7 +114,7 @@ mod tests {
             ("https://exa mple.org", Err(())),
         ];
         for (url, expected) in table {
-            let got = PublicUrl::parse(url).map(|u| u.as_str().to_owned()).map_err(drop);
+            let got = PublicUrl::parse(url).map(|u| u.to_string()).map_err(drop);
             assert_eq!(got, expected.map(str::to_owned), "{url}");
         }
     }

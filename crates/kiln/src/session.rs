@@ -10,7 +10,8 @@ use crate::csrf::CSRF_COOKIE;
 use crate::extract::{FromRequest, RequestContext};
 use crate::rejection::Rejection;
 use crate::response::IntoResponseParts;
-use crate::signed::{Key, app_cookie, app_key, encode_value, random_token};
+use crate::key::{Key, random_token};
+use crate::signed::{app_cookie, app_key, encode_value};
 
 /// The session cookie's name.
 pub const SESSION_COOKIE: &str = "kiln_session";
