@@ -121,6 +121,12 @@ impl Worker {
         true
     }
 
+    /// Bytes held now, for the fuzz target's check that every byte is given back.
+    #[cfg(feature = "fuzzing")]
+    pub(crate) fn buffered(&self) -> usize {
+        self.buffered.get()
+    }
+
     /// Gives back what a connection held.
     pub(crate) fn unhold(&self, held: &mut usize) {
         self.buffered.set(self.buffered.get() - *held);
