@@ -1,8 +1,6 @@
 //! One log line, in Combined Log Format or as a JSON object, appended to a buffer
 //! without allocating; and the clock that renders the time once a second.
 
-use std::io::Write;
-use std::net::IpAddr;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 /// How each request is written.
@@ -20,7 +18,8 @@ pub enum LogFormat {
 
 /// The fields of one line.
 pub(crate) struct Line<'a> {
-    pub(crate) remote: IpAddr,
+    /// The client's address, as text.
+    pub(crate) remote: &'a [u8],
     pub(crate) method: &'a str,
     pub(crate) target: &'a str,
     pub(crate) version: &'static str,
@@ -43,7 +42,7 @@ impl Line<'_> {
 
     fn combined(&self, clock: &Clock, out: &mut Vec<u8>) {
         let mut num = itoa::Buffer::new();
-        let _ = write!(out, "{}", self.remote);
+        out.extend_from_slice(self.remote);
         out.extend_from_slice(b" - - [");
         out.extend_from_slice(&clock.clf);
         out.extend_from_slice(b"] \"");
@@ -76,7 +75,7 @@ impl Line<'_> {
     fn json(&self, clock: &Clock, out: &mut Vec<u8>) {
         let mut num = itoa::Buffer::new();
         out.extend_from_slice(b"{\"remote\":\"");
-        let _ = write!(out, "{}", self.remote);
+        out.extend_from_slice(self.remote);
         out.extend_from_slice(b"\",\"time\":\"");
         out.extend_from_slice(&clock.iso);
         out.extend_from_slice(b"\",\"method\":");
@@ -156,7 +155,11 @@ impl Clock {
 
     /// Moves the clock to `now`.
     pub(crate) fn set(&mut self, now: SystemTime) {
-        let second = now.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs());
+        self.set_unix(now.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs()));
+    }
+
+    /// Moves the clock to the Unix time `second`.
+    pub(crate) fn set_unix(&mut self, second: u64) {
         if second == self.second {
             return;
         }
@@ -201,7 +204,7 @@ mod tests {
 
     fn line<'a>() -> Line<'a> {
         Line {
-            remote: "127.0.0.1".parse().unwrap(),
+            remote: b"127.0.0.1",
             method: "GET",
             target: "/a?b=c",
             version: "HTTP/1.1",

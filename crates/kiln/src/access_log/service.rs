@@ -2,9 +2,11 @@
 //! own buffer after the inner service returns.
 
 use std::cell::{Cell, RefCell};
+use std::io::Write;
+use std::net::IpAddr;
 use std::rc::{Rc, Weak};
 use std::sync::Arc;
-use std::time::{Instant, SystemTime};
+use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use kiln_http::{Request, Response, Service, Version};
 
@@ -12,10 +14,11 @@ use super::AccessLog;
 use super::format::{Clock, Line, LogFormat};
 use super::writer::Shared;
 
-/// A worker's buffer is handed to the writer once it holds this much.
-const HAND_OVER_AT: usize = 32 * 1024;
+/// A worker's buffer is handed to the writer once it holds this much: about 2,500
+/// lines, so that the hand-over and the writer's system call are rare.
+const HAND_OVER_AT: usize = 256 * 1024;
 /// Capacity of a fresh buffer: a line past the hand-over mark still fits.
-const BUFFER_CAPACITY: usize = 64 * 1024;
+const BUFFER_CAPACITY: usize = 320 * 1024;
 
 /// A service whose every request is logged; see [`AccessLog::wrap`].
 ///
@@ -35,7 +38,10 @@ impl<S> Logged<S> {
         let log = log.map(|l| {
             Rc::new(WorkerLog {
                 buf: RefCell::new(l.shared.spare_buffer(BUFFER_CAPACITY)),
+                lines: Cell::new(0),
                 clock: RefCell::new(Clock::new()),
+                epoch: Cell::new(Epoch::now()),
+                remote: RefCell::new(Remote::default()),
                 format: l.format,
                 shared: Arc::clone(&l.shared),
             })
@@ -53,7 +59,7 @@ impl<S> std::fmt::Debug for Logged<S> {
 impl<S: Service> Service for Logged<S> {
     async fn call<'a>(&'a self, req: Request<'a>, res: &'a mut Response) {
         let Some(log) = &self.log else { return self.inner.call(req, res).await };
-        let (started, wall) = (Instant::now(), SystemTime::now());
+        let started = Instant::now();
         self.inner.call(req, res).await;
         let micros = started.elapsed().as_micros() as u64;
         if !self.ticking.replace(true) {
@@ -61,25 +67,78 @@ impl<S: Service> Service for Logged<S> {
             // worker's event loop.
             tokio::task::spawn_local(tick(Rc::downgrade(log)));
         }
-        log.record(&req, res, wall, micros);
+        log.record(&req, res, started, micros);
     }
 }
 
 /// What one worker owns for logging; no lock, no atomic on the request path.
 struct WorkerLog {
     buf: RefCell<Vec<u8>>,
+    /// Lines in `buf`, so that the writer need not count them.
+    lines: Cell<u64>,
     clock: RefCell<Clock>,
+    /// The wall clock's second at a monotonic instant, so that a request's time costs
+    /// no second clock read; set again every [`FLUSH_EVERY`](super::FLUSH_EVERY).
+    epoch: Cell<Epoch>,
+    /// The last client address, rendered: most requests come from one.
+    remote: RefCell<Remote>,
     format: LogFormat,
     shared: Arc<Shared>,
 }
 
+/// A monotonic instant and the Unix time (in seconds) it was read at.
+#[derive(Clone, Copy)]
+struct Epoch {
+    at: Instant,
+    unix: u64,
+}
+
+impl Epoch {
+    fn now() -> Epoch {
+        let unix = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs());
+        Epoch { at: Instant::now(), unix }
+    }
+
+    /// The Unix second of `instant`, which is no earlier than the epoch's.
+    fn unix_at(self, instant: Instant) -> u64 {
+        self.unix + instant.saturating_duration_since(self.at).as_secs()
+    }
+}
+
+/// A client address and its text.
+#[derive(Default)]
+struct Remote {
+    ip: Option<IpAddr>,
+    text: Vec<u8>,
+}
+
+impl Remote {
+    fn render(&mut self, ip: IpAddr) -> &[u8] {
+        if self.ip != Some(ip) {
+            self.text.clear();
+            let _ = write!(self.text, "{ip}");
+            self.ip = Some(ip);
+        }
+        &self.text
+    }
+}
+
 impl WorkerLog {
-    fn record(&self, req: &Request<'_>, res: &Response, wall: SystemTime, micros: u64) {
+    fn record(&self, req: &Request<'_>, res: &Response, started: Instant, micros: u64) {
         let status = res.status().as_u16();
         // The engine sends no body for these, whatever the response holds.
         let bodiless = req.method() == "HEAD" || status < 200 || status == 204 || status == 304;
+        let (mut referer, mut user_agent) = (None, None);
+        for (name, value) in req.headers() {
+            if name.eq_ignore_ascii_case("referer") {
+                referer = referer.or(Some(value));
+            } else if name.eq_ignore_ascii_case("user-agent") {
+                user_agent = user_agent.or(Some(value));
+            }
+        }
+        let mut remote = self.remote.borrow_mut();
         let line = Line {
-            remote: req.peer_addr().ip(),
+            remote: remote.render(req.peer_addr().ip()),
             method: req.method(),
             target: req.target(),
             version: match req.version() {
@@ -88,14 +147,15 @@ impl WorkerLog {
             },
             status,
             bytes: if bodiless { 0 } else { res.body_len().unwrap_or(0) },
-            referer: req.header("referer"),
-            user_agent: req.header("user-agent"),
+            referer,
+            user_agent,
             micros,
         };
         let mut clock = self.clock.borrow_mut();
-        clock.set(wall);
+        clock.set_unix(self.epoch.get().unix_at(started));
         let mut buf = self.buf.borrow_mut();
         line.write(self.format, &clock, &mut buf);
+        self.lines.set(self.lines.get() + 1);
         if buf.len() >= HAND_OVER_AT {
             drop(buf);
             self.hand_over();
@@ -109,7 +169,7 @@ impl WorkerLog {
         }
         let fresh = self.shared.spare_buffer(BUFFER_CAPACITY);
         let full = std::mem::replace(&mut *buf, fresh);
-        if let Err(back) = self.shared.hand_over(full) {
+        if let Err(back) = self.shared.hand_over(full, self.lines.replace(0)) {
             *buf = back;
         }
     }
@@ -128,7 +188,10 @@ async fn tick(log: Weak<WorkerLog>) {
     loop {
         every.tick().await;
         match log.upgrade() {
-            Some(log) => log.hand_over(),
+            Some(log) => {
+                log.epoch.set(Epoch::now());
+                log.hand_over();
+            }
             None => return,
         }
     }

@@ -44,7 +44,8 @@ impl LogTarget {
 }
 
 pub(crate) enum Msg {
-    Lines(Vec<u8>),
+    /// A buffer of whole lines, and how many.
+    Lines(Vec<u8>, u64),
     /// Reopen now rather than at the next wake.
     Wake,
     /// Write what has arrived and stop.
@@ -82,13 +83,13 @@ impl Shared {
         spare.unwrap_or_else(|| Vec::with_capacity(capacity))
     }
 
-    /// Sends `lines` to the writer without waiting. On failure the buffer comes back,
-    /// emptied, and its lines are counted as dropped.
-    pub(crate) fn hand_over(&self, lines: Vec<u8>) -> Result<(), Vec<u8>> {
-        match self.tx.try_send(Msg::Lines(lines)) {
+    /// Sends `buf`, holding `lines` lines, to the writer without waiting. On failure the
+    /// buffer comes back, emptied, and its lines are counted as dropped.
+    pub(crate) fn hand_over(&self, buf: Vec<u8>, lines: u64) -> Result<(), Vec<u8>> {
+        match self.tx.try_send(Msg::Lines(buf, lines)) {
             Ok(()) => Ok(()),
-            Err(TrySendError::Full(Msg::Lines(mut back)) | TrySendError::Disconnected(Msg::Lines(mut back))) => {
-                self.dropped.fetch_add(count_lines(&back), Ordering::Relaxed);
+            Err(TrySendError::Full(Msg::Lines(mut back, _)) | TrySendError::Disconnected(Msg::Lines(mut back, _))) => {
+                self.dropped.fetch_add(lines, Ordering::Relaxed);
                 back.clear();
                 Err(back)
             }
@@ -106,10 +107,6 @@ impl Shared {
     }
 }
 
-fn count_lines(buf: &[u8]) -> u64 {
-    buf.iter().filter(|&&b| b == b'\n').count() as u64
-}
-
 /// The writer thread's loop; returns after [`Msg::Shutdown`] or when every sender is gone.
 pub(crate) fn run(target: LogTarget, rx: Receiver<Msg>, shared: Arc<Shared>) {
     let mut sink = Sink::new(target);
@@ -119,8 +116,8 @@ pub(crate) fn run(target: LogTarget, rx: Receiver<Msg>, shared: Arc<Shared>) {
             sink.reopen();
         }
         match msg {
-            Ok(Msg::Lines(buf)) => {
-                sink.write(&buf, &shared);
+            Ok(Msg::Lines(buf, lines)) => {
+                sink.write(&buf, lines, &shared);
                 shared.recycle(buf);
             }
             Ok(Msg::Wake) | Err(RecvTimeoutError::Timeout) => sink.retry_open(),
@@ -128,8 +125,8 @@ pub(crate) fn run(target: LogTarget, rx: Receiver<Msg>, shared: Arc<Shared>) {
         }
     }
     // Whatever the workers handed over before the end is still written.
-    while let Ok(Msg::Lines(buf)) = rx.try_recv() {
-        sink.write(&buf, &shared);
+    while let Ok(Msg::Lines(buf, lines)) = rx.try_recv() {
+        sink.write(&buf, lines, &shared);
     }
     sink.flush();
 }
@@ -172,7 +169,7 @@ impl Sink {
         }
     }
 
-    fn write(&mut self, buf: &[u8], shared: &Shared) {
+    fn write(&mut self, buf: &[u8], lines: u64, shared: &Shared) {
         self.retry_open();
         let result = match (&self.target, &mut self.file) {
             (LogTarget::Stdout, _) => {
@@ -182,7 +179,6 @@ impl Sink {
             (LogTarget::File(_), Some(file)) => file.write_all(buf),
             (LogTarget::File(_), None) => Err(io::Error::new(io::ErrorKind::NotFound, "the file is not open")),
         };
-        let lines = count_lines(buf);
         match result {
             Ok(()) => {
                 shared.written.fetch_add(lines, Ordering::Relaxed);
