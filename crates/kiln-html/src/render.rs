@@ -23,26 +23,54 @@ impl<T: Render + ?Sized> Render for &T {
 /// Appends `text` with `&`, `<`, `>` and `"` escaped: safe in text and in a quoted
 /// attribute value.
 ///
-/// Each stretch between two such characters is copied at once: most text needs no
-/// escaping, and a push per byte costs a capacity check per byte.
+/// Text is scanned eight bytes at a time for the four characters, and each stretch
+/// between two of them is copied at once: most text needs no escaping, and a push per
+/// byte costs a capacity check per byte.
 #[inline]
 pub fn escape(text: &str, buf: &mut String) {
     buf.reserve(text.len());
+    let bytes = text.as_bytes();
     let mut copied = 0;
-    for (i, b) in text.bytes().enumerate() {
-        let entity = match b {
+    let mut i = 0;
+    while i < bytes.len() {
+        if let Some(chunk) = bytes.get(i..i + 8) {
+            let word = u64::from_le_bytes(chunk.try_into().unwrap_or_default());
+            if !has_special(word) {
+                i += 8;
+                continue;
+            }
+        }
+        let entity = match bytes[i] {
             b'&' => "&amp;",
             b'<' => "&lt;",
             b'>' => "&gt;",
             b'"' => "&quot;",
-            _ => continue,
+            _ => {
+                i += 1;
+                continue;
+            }
         };
-        // `b` is ASCII, so both slices end on character boundaries.
+        // The byte is ASCII, so both slices end on character boundaries.
         buf.push_str(&text[copied..i]);
         buf.push_str(entity);
-        copied = i + 1;
+        i += 1;
+        copied = i;
     }
     buf.push_str(&text[copied..]);
+}
+
+/// Whether any byte of `word` is `&`, `<`, `>` or `"` (the classic "has a zero
+/// byte" test on `word` XOR each character repeated).
+#[inline(always)]
+fn has_special(word: u64) -> bool {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGHS: u64 = 0x8080_8080_8080_8080;
+    let zero_in = |v: u64| v.wrapping_sub(ONES) & !v & HIGHS;
+    (zero_in(word ^ (ONES * b'&' as u64))
+        | zero_in(word ^ (ONES * b'<' as u64))
+        | zero_in(word ^ (ONES * b'>' as u64))
+        | zero_in(word ^ (ONES * b'"' as u64)))
+        != 0
 }
 
 impl Render for str {
@@ -101,22 +129,53 @@ impl fmt::Write for Escaper<'_> {
     }
 }
 
-/// Appends an integer's decimal form one byte at a time: for the two or three digits
-/// of a typical number, a `memcpy` call costs more than the copy.
-#[inline]
-pub(crate) fn push_integer<T: itoa::Integer>(n: T, buf: &mut String) {
-    let mut digits = itoa::Buffer::new();
-    let text = digits.format(n);
-    buf.reserve(text.len());
-    for b in text.bytes() {
-        buf.push(char::from(b));
+/// An integer that renders in decimal.
+pub(crate) trait Decimal: itoa::Integer + Copy {
+    /// The value, when it is in `0..10_000`.
+    fn small(self) -> Option<u32>;
+}
+
+/// Appends an integer's decimal form. Numbers below 10,000 (most numbers on a page)
+/// are written digit by digit, inline; a `memcpy` call for a few digits costs more
+/// than the copy.
+#[inline(always)]
+pub(crate) fn push_integer<T: Decimal>(n: T, buf: &mut String) {
+    match n.small() {
+        Some(n) => push_small(n, buf),
+        None => push_large(n, buf),
     }
+}
+
+#[inline(always)]
+fn push_small(n: u32, buf: &mut String) {
+    let digit = |d: u32| char::from(b'0' + (d % 10) as u8);
+    if n >= 1000 {
+        buf.push(digit(n / 1000));
+    }
+    if n >= 100 {
+        buf.push(digit(n / 100));
+    }
+    if n >= 10 {
+        buf.push(digit(n / 10));
+    }
+    buf.push(digit(n));
+}
+
+#[inline(never)]
+fn push_large<T: itoa::Integer>(n: T, buf: &mut String) {
+    buf.push_str(itoa::Buffer::new().format(n));
 }
 
 macro_rules! integers {
     ($($t:ty)*) => {$(
+        impl Decimal for $t {
+            #[inline(always)]
+            fn small(self) -> Option<u32> {
+                u32::try_from(self).ok().filter(|&n| n < 10_000)
+            }
+        }
         impl Render for $t {
-            #[inline]
+            #[inline(always)]
             fn render_to(&self, buf: &mut String) {
                 push_integer(*self, buf);
             }

@@ -11,12 +11,37 @@ pub use crate::slot::*;
 pub use crate::url::Href;
 pub use kiln_html_macros::html_in;
 
-/// Renders the fragment's body into a string of `capacity` bytes.
-#[inline(always)]
-pub fn build<C>(capacity: usize, body: impl FnOnce(&mut String)) -> Fragment<C> {
-    let mut html = String::with_capacity(capacity);
-    body(&mut html);
-    Fragment::__checked(html)
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+/// The size of what one `html!` rendered last time, so that the next rendering
+/// allocates its string once instead of growing it by doubling (each step a copy).
+pub struct SizeHint(AtomicUsize);
+
+/// The most a hint asks for up front: past this, a string grows as it needs.
+const MAX_HINT: usize = 1 << 20;
+
+impl SizeHint {
+    /// No hint yet.
+    #[allow(clippy::new_without_default)]
+    pub const fn new() -> Self {
+        SizeHint(AtomicUsize::new(0))
+    }
+
+    /// The capacity to start with: the last size seen (plus an eighth), at least the
+    /// static markup's size.
+    #[inline]
+    pub fn get(&self, static_len: usize) -> usize {
+        self.0.load(Ordering::Relaxed).max(static_len)
+    }
+
+    /// Records the size of a rendering.
+    #[inline]
+    pub fn record(&self, len: usize) {
+        let hint = (len + len / 8).min(MAX_HINT);
+        if self.0.load(Ordering::Relaxed) != hint {
+            self.0.store(hint, Ordering::Relaxed);
+        }
+    }
 }
 
 macro_rules! splices {
