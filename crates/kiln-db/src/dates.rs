@@ -2,9 +2,9 @@
 //! PostgreSQL sends them as `timestamp`/`timestamptz`/`date`; SQLite stores them as
 //! the text its date functions read, which is what these write.
 
-use crate::value::{MICROS_PER_DAY, Value, mismatch};
 #[cfg(test)]
 use crate::value::civil_from_days;
+use crate::value::{MICROS_PER_DAY, Value, mismatch};
 
 /// The day number of a civil date, by Howard Hinnant's `days_from_civil`.
 pub(crate) fn days_from_civil(year: i64, month: u32, day: u32) -> i64 {
@@ -70,7 +70,9 @@ pub(crate) fn timestamp_of(value: Value<'_>) -> Result<i64, String> {
 pub(crate) fn date_of(value: Value<'_>) -> Result<i32, String> {
     match value {
         Value::Date(days) => Ok(days),
-        Value::Text(text) => parse_date(text.get(..10).unwrap_or(text)).ok_or_else(|| format!("{text:?} is not a date")),
+        Value::Text(text) => {
+            parse_date(text.get(..10).unwrap_or(text)).ok_or_else(|| format!("{text:?} is not a date"))
+        }
         other => Err(mismatch("a date", other)),
     }
 }
@@ -120,10 +122,13 @@ mod with_chrono {
     impl FromValue for NaiveDate {
         fn from_value(value: Value<'_>) -> Result<Self, String> {
             let days = match value {
-                Value::Timestamp(micros) => i32::try_from(micros.div_euclid(MICROS_PER_DAY)).map_err(|e| e.to_string())?,
+                Value::Timestamp(micros) => {
+                    i32::try_from(micros.div_euclid(MICROS_PER_DAY)).map_err(|e| e.to_string())?
+                }
                 other => date_of(other)?,
             };
-            NaiveDate::from_num_days_from_ce_opt(days + EPOCH_FROM_CE).ok_or_else(|| format!("day {days} is out of range"))
+            NaiveDate::from_num_days_from_ce_opt(days + EPOCH_FROM_CE)
+                .ok_or_else(|| format!("day {days} is out of range"))
         }
     }
 }
@@ -202,5 +207,4 @@ mod tests {
             assert_eq!(parse_timestamp(bad), None, "{bad}");
         }
     }
-
 }

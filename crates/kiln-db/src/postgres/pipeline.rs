@@ -1,145 +1,145 @@
 //! One PostgreSQL connection, pipelined, owned by one worker thread.
 //!
-//! Why not one round trip, transaction and flush per query, as a conventional driver
-//! does: the server ends every `Sync` with a commit and a flush of its socket, and on
-//! loopback that flush costs the server more than the query itself. Measured on this
-//! project's machine (PostgreSQL 15, primary-key reads): a `Sync` per query costs the
-//! server about 30 µs a query, a `Sync` per 20 queries about 13 µs.
+//! Why not one round trip, transaction and flush per statement, as a conventional
+//! driver does: the server ends every `Sync` with a commit and a flush of its
+//! socket, and on loopback that flush costs the server more than a primary-key
+//! read. Measured on this project's machine (PostgreSQL 15): a `Sync` per query
+//! costs the server about 30 µs a query, a `Sync` per 20 queries about 13 µs.
 //!
-//! So a request's statements are encoded straight into the connection's write
-//! buffer and a `Sync` is added only where one is needed:
-//! - [`Commit::Shared`]: read-only statements. Those queued before the driver next
-//!   writes share one `Sync`, and so one implicit read-only transaction; each is
-//!   still its own statement with its own answer. A read-only statement cannot be
-//!   undone by a later one, so a call is answered as soon as its own statements are.
-//!   When one statement fails, the server skips the rest of its transaction: calls
-//!   skipped only for another's failure are sent again ([`SKIPPED_RETRIES`] times).
-//!   This shares more than TechEmpower's reading of "each query its own round trip"
-//!   does (its leaders send a `Sync` per query); every row is still its own statement.
-//! - [`Commit::Own`]: statements that write. They get a `Sync` of their own, and the
-//!   call is answered only once the server reports that `Sync` (its commit) done.
+//! So statements are encoded straight into the connection's write buffer, and a
+//! `Sync` is added only where one is needed:
+//! - [`Commit::Shared`] (queries): the statements queued before the driver next
+//!   writes share one `Sync`, and so one implicit transaction; each is still its own
+//!   statement with its own rows.
+//! - [`Commit::Own`] (writes, and everything on a transaction's connection): its own
+//!   `Sync`, so its commit is its own.
 //!
-//! A driver task (`spawn_local`, no locks, no channels) writes whatever is queued in
-//! one `write` and hands each answer to the call waiting for it, in order. When the
-//! connection breaks, every waiting call fails at once with [`DbError::Unavailable`].
+//! Every call is answered only once the server has reported its `Sync` done, so
+//! what it returns is committed. When a statement fails, the server rolls back the
+//! rest of its implicit transaction: the failing call gets the error, and the other
+//! calls of that transaction, rolled back for a neighbour's failure, are sent again
+//! (up to [`ROLLED_BACK_RETRIES`] times); a commit that fails as a whole (a deferred
+//! constraint) fails every call in it.
+//!
+//! A driver task (`spawn_local`, no locks, no channels) writes whatever is queued
+//! and hands each answer to the call waiting for it, in order. When the connection
+//! breaks, every waiting call fails at once with [`Error::Unavailable`].
 
 use std::cell::{Cell, RefCell};
 use std::collections::VecDeque;
 use std::future::poll_fn;
-use std::io;
+use std::pin::Pin;
 use std::rc::Rc;
 use std::task::{Context, Poll, Waker};
 
 use bytes::{Buf, BytesMut};
-use postgres_protocol::IsNull;
+use fallible_iterator::FallibleIterator;
 use postgres_protocol::message::backend::{DataRowBody, ErrorResponseBody, Header, Message};
 use postgres_protocol::message::frontend;
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::task::JoinHandle;
 
-use super::error::DbError;
 use super::startup::Stream;
+use super::statement::{Column, Statement};
+use super::types::{encode, param_format};
+use crate::error::{ConflictKind, Error};
+use crate::value::ToParam;
 
-/// `int4`'s type oid, for the elements of an `int4[]` parameter.
-pub(crate) const INT4_OID: u32 = 23;
-/// The longest message accepted from the server. Ours are rows of a few dozen bytes
-/// and short errors; without a bound, a corrupt length would make the read buffer
-/// grow toward the 4 GiB a length field can declare.
-pub(crate) const MAX_MESSAGE: usize = 16 * 1024 * 1024;
+/// The longest message accepted from the server. Without a bound, a corrupt length
+/// would make the read buffer grow toward the 4 GiB a length field can declare.
+pub(crate) const MAX_MESSAGE: usize = 64 * 1024 * 1024;
 /// Bytes read from the socket at once.
 const READ_CHUNK: usize = 16 * 1024;
 /// Statements that may wait for the server's answers on one connection; past this a
 /// call fails at once with `503` instead of queueing without bound while the server
 /// is stuck (calls that time out leave their statements behind).
-const MAX_PENDING: usize = 64 * 1024;
-/// How often a read-only call skipped for another call's failure is sent again.
-const SKIPPED_RETRIES: usize = 3;
-/// SQLSTATEs that mean the server is going away, not that a query was wrong.
+pub(crate) const MAX_PENDING: usize = 64 * 1024;
+/// How often a call rolled back for another call's failure is sent again.
+const ROLLED_BACK_RETRIES: usize = 3;
+/// SQLSTATEs that mean the server is going away, not that a statement was wrong.
 const SERVER_GONE: [&str; 3] = ["57P01", "57P02", "57P03"];
 
 /// How a call's statements are committed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Commit {
-    /// Read-only: may share a `Sync` (one implicit transaction) with other calls.
+    /// May share a `Sync` (one implicit transaction) with other calls.
     Shared,
-    /// Writes: its own `Sync`, and the call waits for the commit.
+    /// A `Sync` of its own.
     Own,
-}
-
-/// How many rows a statement must return.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Rows {
-    /// Exactly one: none is an error (a missing row).
-    One,
-    /// Any number, including none.
-    Any,
-}
-
-/// A bound parameter, sent in binary.
-#[derive(Debug, Clone, Copy)]
-pub(crate) enum Param<'a> {
-    Int(i32),
-    Ints(&'a [i32]),
-    Float(f64),
 }
 
 /// What the server still owes, in the order it will answer.
 enum Expect {
+    /// `ParseComplete`, `ParameterDescription`, then `RowDescription` or `NoData`.
+    Describe(Rc<Call>),
     /// `BindComplete`, `DataRow`s, `CommandComplete`, or an `ErrorResponse`.
-    Statement { call: Rc<Call>, rows: Rows },
-    /// `ReadyForQuery`; the call waiting for this commit, if any.
-    Sync(Option<Rc<Call>>),
+    Statement(Rc<Call>),
+    /// `ReadyForQuery`: the calls it answers.
+    Sync(Vec<Rc<Call>>),
 }
 
 /// The state of one connection, shared by the calls and the driver of one thread.
 struct Shared {
     out: BytesMut,
-    /// `out` holds [`Commit::Shared`] statements that no `Sync` closes yet.
-    unsynced: bool,
+    /// [`Commit::Shared`] calls in `out` that no `Sync` closes yet.
+    unsynced: Vec<Rc<Call>>,
     expected: VecDeque<Expect>,
+    /// A statement failed since the last `ReadyForQuery`: the rest of its
+    /// transaction was rolled back.
+    rolled_back: bool,
+    /// The commit itself failed, with this error.
+    commit_failed: Option<Error>,
     driver: Option<Waker>,
     /// Why the connection is gone, once it is.
     closed: Option<String>,
 }
 
-/// One call's answers: every row of its statements, in order.
-struct Call {
+/// What a statement being prepared was described as.
+#[derive(Debug, Default)]
+pub(crate) struct Description {
+    pub(crate) params: Vec<u32>,
+    pub(crate) columns: Vec<Column>,
+}
+
+/// One call's answers.
+#[derive(Default)]
+pub(crate) struct Call {
     rows: RefCell<Vec<DataRowBody>>,
-    rows_of_statement: Cell<usize>,
-    /// Answers (statements and commits) still to come.
-    pending: Cell<usize>,
-    error: RefCell<Option<DbError>>,
-    /// Skipped by the server because another call's statement failed.
-    skipped: Cell<bool>,
+    /// Rows changed, from the command tags.
+    affected: Cell<u64>,
+    /// The last command tag (`COMMIT`, or `ROLLBACK` for a failed transaction).
+    tag: RefCell<String>,
+    description: RefCell<Description>,
+    done: Cell<bool>,
+    error: RefCell<Option<Error>>,
+    /// Rolled back because another call's statement failed.
+    rolled_back: Cell<bool>,
     waker: RefCell<Option<Waker>>,
 }
 
 impl Call {
-    fn new() -> Rc<Call> {
-        Rc::new(Call {
-            rows: RefCell::new(Vec::new()),
-            rows_of_statement: Cell::new(0),
-            pending: Cell::new(0),
-            error: RefCell::new(None),
-            skipped: Cell::new(false),
-            waker: RefCell::new(None),
-        })
-    }
-
-    fn answered(&self) {
-        self.pending.set(self.pending.get().saturating_sub(1));
-        if self.pending.get() == 0
-            && let Some(waker) = self.waker.borrow_mut().take()
-        {
+    fn finish(&self) {
+        self.done.set(true);
+        if let Some(waker) = self.waker.borrow_mut().take() {
             waker.wake();
         }
     }
 
-    fn fail(&self, error: DbError) {
+    fn fail(&self, error: Error) {
         let mut slot = self.error.borrow_mut();
         if slot.is_none() {
             *slot = Some(error);
         }
     }
+}
+
+/// What a finished call returns.
+#[derive(Debug, Default)]
+pub(crate) struct Answer {
+    pub(crate) rows: Vec<DataRowBody>,
+    pub(crate) affected: u64,
+    pub(crate) tag: String,
+    pub(crate) description: Description,
 }
 
 /// A pipelined connection; dropping it closes the socket.
@@ -162,55 +162,72 @@ pub(crate) struct Batch<'a> {
 }
 
 impl Batch<'_> {
-    /// Queues the prepared statement `name` with these parameters.
-    pub(crate) fn statement(&mut self, name: &str, params: &[Param<'_>], rows: Rows) {
+    /// Queues `sql` to be prepared as `name`, and described.
+    pub(crate) fn prepare(&mut self, name: &str, sql: &str) {
         let start = self.out.len();
+        if frontend::parse(name, sql, std::iter::empty(), self.out).is_err() {
+            self.out.truncate(start);
+            self.call.fail(Error::Query { code: None, message: "the statement has a NUL byte".into() });
+            return;
+        }
+        frontend::describe(b'S', name, self.out).expect("a statement name has no NUL byte");
+        self.expected.push_back(Expect::Describe(Rc::clone(self.call)));
+    }
+
+    /// Queues the closing of the prepared statement `name`.
+    pub(crate) fn close(&mut self, name: &str) {
+        frontend::close(b'S', name, self.out).expect("a statement name has no NUL byte");
+    }
+
+    /// Queues the prepared `statement` with these parameters, all rows.
+    pub(crate) fn execute(&mut self, statement: &Statement, params: &[&dyn ToParam]) {
+        if params.len() != statement.params.len() {
+            self.call.fail(Error::Param {
+                index: params.len().min(statement.params.len()) + 1,
+                message: format!("the statement takes {} parameters, {} given", statement.params.len(), params.len()),
+            });
+            return;
+        }
+        let start = self.out.len();
+        let mut failed = None;
+        let formats = params.iter().zip(&statement.params).map(|(p, &oid)| param_format(p.to_param(), oid));
         let encoded = frontend::bind(
             "",
-            name,
-            [1],
-            params,
-            |param, buf| {
-                match *param {
-                    Param::Int(v) => postgres_protocol::types::int4_to_sql(v, buf),
-                    Param::Float(v) => postgres_protocol::types::float8_to_sql(v, buf),
-                    Param::Ints(values) => postgres_protocol::types::array_to_sql(
-                        [postgres_protocol::types::ArrayDimension { len: values.len() as i32, lower_bound: 1 }],
-                        INT4_OID,
-                        values,
-                        |v, buf| {
-                            postgres_protocol::types::int4_to_sql(*v, buf);
-                            Ok(IsNull::No)
-                        },
-                        buf,
-                    )?,
-                }
-                Ok(IsNull::No)
+            &statement.name,
+            formats,
+            params.iter().zip(&statement.params).enumerate(),
+            |(i, (param, &oid)), buf| {
+                encode(param.to_param(), oid, buf).map_err(|message| {
+                    failed = Some(Error::Param { index: i + 1, message });
+                    "unencodable".into()
+                })
             },
-            [1],
+            statement.columns.iter().map(|c| c.format),
             self.out,
         );
-        // Encoding fails only past protocol limits (65,535 parameters, 1 GiB messages),
-        // which no statement of this module approaches; fail the call rather than panic.
         if encoded.is_err() {
             self.out.truncate(start);
-            self.call.fail(DbError::Query(format!("cannot encode the parameters of statement {name}")));
+            self.call.fail(failed.unwrap_or_else(|| Error::Param {
+                index: params.len(),
+                message: "past the protocol's limits (65,535 parameters, 1 GiB)".into(),
+            }));
             return;
         }
         // The unnamed portal, all rows; cannot fail for an empty name.
         let _ = frontend::execute("", 0, self.out);
-        self.expected.push_back(Expect::Statement { call: Rc::clone(self.call), rows });
-        self.call.pending.set(self.call.pending.get() + 1);
+        self.expected.push_back(Expect::Statement(Rc::clone(self.call)));
     }
 }
 
 impl PgConn {
-    /// Takes over a connection that is started and has its statements prepared.
+    /// Takes over a connection that is started and authenticated.
     pub(crate) fn start(stream: Stream, leftover: BytesMut) -> PgConn {
         let shared = Rc::new(RefCell::new(Shared {
             out: BytesMut::with_capacity(READ_CHUNK),
-            unsynced: false,
+            unsynced: Vec::new(),
             expected: VecDeque::new(),
+            rolled_back: false,
+            commit_failed: None,
             driver: None,
             closed: None,
         }));
@@ -223,67 +240,80 @@ impl PgConn {
         self.shared.borrow().closed.is_some() || self.driver.is_finished()
     }
 
-    /// Queues the statements `build` adds and waits for their rows, in order.
-    pub(crate) async fn call(
-        &self,
-        commit: Commit,
-        build: impl Fn(&mut Batch<'_>),
-    ) -> Result<Vec<DataRowBody>, DbError> {
-        let mut retries = if commit == Commit::Shared { SKIPPED_RETRIES } else { 0 };
+    /// Queues the statements `build` adds and waits for their answer, committed.
+    pub(crate) async fn call(&self, commit: Commit, build: impl Fn(&mut Batch<'_>)) -> Result<Answer, Error> {
+        let mut retries = ROLLED_BACK_RETRIES;
         loop {
             let call = self.submit(commit, &build)?;
             poll_fn(|cx| {
-                if call.pending.get() > 0 {
-                    let mut waker = call.waker.borrow_mut();
-                    if !waker.as_ref().is_some_and(|w| w.will_wake(cx.waker())) {
-                        *waker = Some(cx.waker().clone());
-                    }
-                    return Poll::Pending;
+                if call.done.get() {
+                    return Poll::Ready(());
                 }
-                Poll::Ready(())
+                let mut waker = call.waker.borrow_mut();
+                if !waker.as_ref().is_some_and(|w| w.will_wake(cx.waker())) {
+                    *waker = Some(cx.waker().clone());
+                }
+                Poll::Pending
             })
             .await;
             if let Some(error) = call.error.borrow_mut().take() {
                 return Err(error);
             }
-            if !call.skipped.get() {
-                return Ok(call.rows.take());
+            if !call.rolled_back.get() {
+                return Ok(Answer {
+                    rows: call.rows.take(),
+                    affected: call.affected.get(),
+                    tag: call.tag.take(),
+                    description: call.description.take(),
+                });
             }
             if retries == 0 {
-                return Err(DbError::Query("skipped: another statement in its transaction failed".into()));
+                return Err(Error::Query {
+                    code: None,
+                    message: "rolled back again and again because other statements failed".into(),
+                });
             }
             retries -= 1;
         }
     }
 
-    fn submit(&self, commit: Commit, build: &impl Fn(&mut Batch<'_>)) -> Result<Rc<Call>, DbError> {
-        let call = Call::new();
+    /// Queues the statements `build` adds and does not wait for them (a rollback
+    /// sent by a dropped transaction).
+    pub(crate) fn send(&self, build: impl Fn(&mut Batch<'_>)) {
+        let _ = self.submit(Commit::Own, &build);
+    }
+
+    fn submit(&self, commit: Commit, build: &impl Fn(&mut Batch<'_>)) -> Result<Rc<Call>, Error> {
+        let call = Rc::new(Call::default());
         let mut shared = self.shared.borrow_mut();
         if let Some(why) = &shared.closed {
-            return Err(DbError::Unavailable(format!("lost the connection to PostgreSQL: {why}")));
+            return Err(Error::Unavailable(format!("lost the connection to PostgreSQL: {why}")));
         }
         if shared.expected.len() >= MAX_PENDING {
             let waiting = shared.expected.len();
-            return Err(DbError::Unavailable(format!(
+            return Err(Error::Unavailable(format!(
                 "PostgreSQL is not keeping up: {waiting} statements wait for its answers on this connection"
             )));
         }
         let Shared { out, unsynced, expected, driver, .. } = &mut *shared;
         let was_idle = out.is_empty();
-        if commit == Commit::Own && *unsynced {
+        if commit == Commit::Own && !unsynced.is_empty() {
             frontend::sync(out);
-            expected.push_back(Expect::Sync(None));
-            *unsynced = false;
+            expected.push_back(Expect::Sync(std::mem::take(unsynced)));
         }
+        let (start, queued) = (out.len(), expected.len());
         build(&mut Batch { out, expected, call: &call });
-        // Room for a row per statement up front (most return one), not grown row by row.
-        call.rows.borrow_mut().reserve(call.pending.get());
+        if let Some(error) = call.error.borrow_mut().take() {
+            // Refused before anything was sent: nothing of it may stay queued.
+            out.truncate(start);
+            expected.truncate(queued);
+            return Err(error);
+        }
         match commit {
-            Commit::Shared => *unsynced = true,
+            Commit::Shared => unsynced.push(Rc::clone(&call)),
             Commit::Own => {
                 frontend::sync(out);
-                expected.push_back(Expect::Sync(Some(Rc::clone(&call))));
-                call.pending.set(call.pending.get() + 1);
+                expected.push_back(Expect::Sync(vec![Rc::clone(&call)]));
             }
         }
         if was_idle && let Some(driver) = driver {
@@ -295,19 +325,28 @@ impl PgConn {
 
 /// Runs the connection until it breaks or the [`PgConn`] is dropped, then fails
 /// every call still waiting.
-async fn drive(shared: Rc<RefCell<Shared>>, stream: Stream, mut input: BytesMut) {
+async fn drive(shared: Rc<RefCell<Shared>>, mut stream: Stream, mut input: BytesMut) {
+    let mut scratch = vec![0; READ_CHUNK].into_boxed_slice();
     let mut dispatched = dispatch(&shared, &mut input);
     if dispatched.is_ok() {
-        dispatched = poll_fn(|cx| poll_drive(&shared, &stream, &mut input, cx)).await;
+        dispatched = poll_fn(|cx| poll_drive(&shared, &mut stream, &mut input, &mut scratch, cx)).await;
     }
     let why = dispatched.err().unwrap_or_else(|| "closed".to_owned());
     let mut shared = shared.borrow_mut();
     shared.closed = Some(why.clone());
+    let lost = || Error::Unavailable(format!("lost the connection to PostgreSQL: {why}"));
+    let unsynced = std::mem::take(&mut shared.unsynced);
     for expect in shared.expected.drain(..) {
-        if let Expect::Statement { call, .. } | Expect::Sync(Some(call)) = expect {
-            call.fail(DbError::Unavailable(format!("lost the connection to PostgreSQL: {why}")));
-            call.answered();
+        if let Expect::Sync(calls) = expect {
+            calls.iter().for_each(|call| {
+                call.fail(lost());
+                call.finish();
+            });
         }
+    }
+    for call in unsynced {
+        call.fail(lost());
+        call.finish();
     }
 }
 
@@ -315,8 +354,9 @@ async fn drive(shared: Rc<RefCell<Shared>>, stream: Stream, mut input: BytesMut)
 /// would block. Ends (`Ready`) only when the connection is gone, saying why.
 fn poll_drive(
     shared: &RefCell<Shared>,
-    stream: &Stream,
+    stream: &mut Stream,
     input: &mut BytesMut,
+    scratch: &mut [u8],
     cx: &mut Context<'_>,
 ) -> Poll<Result<(), String>> {
     loop {
@@ -325,108 +365,140 @@ fn poll_drive(
             if !s.driver.as_ref().is_some_and(|w| w.will_wake(cx.waker())) {
                 s.driver = Some(cx.waker().clone());
             }
-            if s.unsynced {
-                let Shared { out, expected, .. } = &mut *s;
+            if !s.unsynced.is_empty() {
+                let Shared { out, expected, unsynced, .. } = &mut *s;
                 frontend::sync(out);
-                expected.push_back(Expect::Sync(None));
-                s.unsynced = false;
+                expected.push_back(Expect::Sync(std::mem::take(unsynced)));
             }
+            let mut wrote = false;
             while !s.out.is_empty() {
-                match stream.try_write(&s.out) {
-                    Ok(n) => s.out.advance(n),
-                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => match stream.poll_write_ready(cx) {
-                        Poll::Ready(Ok(())) => continue,
-                        Poll::Ready(Err(e)) => return Poll::Ready(Err(e.to_string())),
-                        Poll::Pending => break,
-                    },
-                    Err(e) => return Poll::Ready(Err(e.to_string())),
+                match Pin::new(&mut *stream).poll_write(cx, &s.out) {
+                    Poll::Ready(Ok(0)) => return Poll::Ready(Err("the socket takes no more bytes".into())),
+                    Poll::Ready(Ok(n)) => {
+                        s.out.advance(n);
+                        wrote = true;
+                    }
+                    Poll::Ready(Err(e)) => return Poll::Ready(Err(e.to_string())),
+                    Poll::Pending => break,
                 }
             }
+            // TLS holds written bytes back in records until flushed.
+            if wrote && let Poll::Ready(Err(e)) = Pin::new(&mut *stream).poll_flush(cx) {
+                return Poll::Ready(Err(e.to_string()));
+            }
         }
-        match stream.poll_read_ready(cx) {
+        let mut buf = ReadBuf::new(scratch);
+        match Pin::new(&mut *stream).poll_read(cx, &mut buf) {
             Poll::Pending => return Poll::Pending,
             Poll::Ready(Err(e)) => return Poll::Ready(Err(e.to_string())),
-            Poll::Ready(Ok(())) => {}
-        }
-        input.reserve(READ_CHUNK);
-        match stream.try_read_buf(input) {
-            Ok(0) => return Poll::Ready(Err("the server closed the connection".into())),
-            Ok(_) => {
+            Poll::Ready(Ok(())) if buf.filled().is_empty() => {
+                return Poll::Ready(Err("the server closed the connection".into()));
+            }
+            Poll::Ready(Ok(())) => {
+                input.extend_from_slice(buf.filled());
                 if let Err(why) = dispatch(shared, input) {
                     return Poll::Ready(Err(why));
                 }
             }
-            Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
-            Err(e) => return Poll::Ready(Err(e.to_string())),
         }
+    }
+}
+
+/// The call the front of the queue belongs to, if it is a statement's.
+fn front_statement(expected: &VecDeque<Expect>) -> Option<&Rc<Call>> {
+    match expected.front() {
+        Some(Expect::Statement(call)) => Some(call),
+        _ => None,
     }
 }
 
 /// Hands every complete message in `input` to the call it answers.
 fn dispatch(shared: &RefCell<Shared>, input: &mut BytesMut) -> Result<(), String> {
     let mut shared = shared.borrow_mut();
-    let expected = &mut shared.expected;
+    let Shared { expected, rolled_back, commit_failed, .. } = &mut *shared;
     while let Some(message) = next_message(input)? {
         match message {
             Message::BindComplete
+            | Message::ParseComplete
+            | Message::CloseComplete
             | Message::NoticeResponse(_)
             | Message::ParameterStatus(_)
             | Message::NotificationResponse(_) => {}
-            Message::DataRow(row) => match expected.front() {
-                Some(Expect::Statement { call, .. }) => {
-                    call.rows_of_statement.set(call.rows_of_statement.get() + 1);
-                    call.rows.borrow_mut().push(row);
+            Message::ParameterDescription(body) => match expected.front() {
+                Some(Expect::Describe(call)) => {
+                    call.description.borrow_mut().params = body.parameters().collect().map_err(|e| e.to_string())?;
                 }
-                _ => return Err("a row that no statement asked for".into()),
+                _ => return Err("a parameter description that no statement asked for".into()),
             },
-            Message::CommandComplete(_) | Message::EmptyQueryResponse => match expected.pop_front() {
-                Some(Expect::Statement { call, rows }) => {
-                    if rows == Rows::One && call.rows_of_statement.get() != 1 {
-                        call.fail(DbError::Query(format!(
-                            "a statement returned {} rows where one was expected",
-                            call.rows_of_statement.get()
-                        )));
+            Message::RowDescription(body) => match expected.pop_front() {
+                Some(Expect::Describe(call)) => {
+                    let mut columns = Vec::new();
+                    let mut fields = body.fields();
+                    while let Some(field) = fields.next().map_err(|e| e.to_string())? {
+                        columns.push(Column::new(field.name(), field.type_oid()));
                     }
-                    call.rows_of_statement.set(0);
-                    call.answered();
+                    call.description.borrow_mut().columns = columns;
+                }
+                _ => return Err("a row description that no statement asked for".into()),
+            },
+            Message::NoData => match expected.pop_front() {
+                Some(Expect::Describe(_)) => {}
+                _ => return Err("a NoData that no statement asked for".into()),
+            },
+            Message::DataRow(row) => match front_statement(expected) {
+                Some(call) => call.rows.borrow_mut().push(row),
+                None => return Err("a row that no statement asked for".into()),
+            },
+            Message::CommandComplete(body) => match expected.pop_front() {
+                Some(Expect::Statement(call)) => {
+                    let tag = body.tag().map_err(|e| e.to_string())?;
+                    let count = tag.rsplit(' ').next().and_then(|n| n.parse::<u64>().ok()).unwrap_or(0);
+                    call.affected.set(call.affected.get() + count);
+                    *call.tag.borrow_mut() = tag.to_owned();
                 }
                 _ => return Err("a completion that no statement asked for".into()),
+            },
+            Message::EmptyQueryResponse => match expected.pop_front() {
+                Some(Expect::Statement(_)) => {}
+                _ => return Err("an empty-query answer that no statement asked for".into()),
             },
             Message::ErrorResponse(body) => {
                 let (error, gone) = server_error(&body);
                 if gone {
                     return Err(error.to_string());
                 }
-                // The server skips everything up to the next `Sync`: the failed
-                // statement's call fails, the others are marked skipped.
-                let mut failed: Option<Rc<Call>> = None;
-                while let Some(Expect::Statement { .. }) = expected.front() {
-                    let Some(Expect::Statement { call, .. }) = expected.pop_front() else { break };
-                    match &failed {
-                        None => call.fail(error.clone()),
-                        Some(culprit) if Rc::ptr_eq(culprit, &call) => {}
-                        Some(_) => call.skipped.set(true),
+                // The server skips everything up to the next `Sync` and rolls its
+                // transaction back: the failing call gets the error, the statements
+                // it skipped are dropped from the queue.
+                match expected.front() {
+                    Some(Expect::Statement(call) | Expect::Describe(call)) => {
+                        call.fail(error);
+                        *rolled_back = true;
+                        while matches!(expected.front(), Some(Expect::Statement(_) | Expect::Describe(_))) {
+                            expected.pop_front();
+                        }
                     }
-                    call.rows_of_statement.set(0);
-                    call.answered();
-                    failed.get_or_insert(call);
-                }
-                let first = failed.is_none();
-                if first {
-                    // Not a statement's error but a commit's: it belongs to the call
-                    // waiting for that commit, if any (shared reads are answered already).
-                    match expected.front() {
-                        Some(Expect::Sync(Some(call))) => call.fail(error),
-                        Some(Expect::Sync(None)) => {}
-                        _ => return Err(format!("an error outside any statement: {error}")),
-                    }
+                    // Not a statement's error but its commit's.
+                    Some(Expect::Sync(_)) => *commit_failed = Some(error),
+                    None => return Err(format!("an error outside any statement: {error}")),
                 }
             }
             Message::ReadyForQuery(_) => match expected.pop_front() {
-                Some(Expect::Sync(call)) => {
-                    if let Some(call) = call {
-                        call.answered();
+                Some(Expect::Sync(calls)) => {
+                    let failed_commit = commit_failed.take();
+                    for call in calls {
+                        if call.error.borrow().is_none() {
+                            if let Some(e) = &failed_commit {
+                                call.fail(e.clone());
+                            } else if *rolled_back {
+                                call.rolled_back.set(true);
+                                call.rows.borrow_mut().clear();
+                                call.affected.set(0);
+                            }
+                        }
+                        call.finish();
                     }
+                    *rolled_back = false;
                 }
                 _ => return Err("a transaction end that no Sync asked for".into()),
             },
@@ -449,23 +521,30 @@ pub(crate) fn next_message(input: &mut BytesMut) -> Result<Option<Message>, Stri
     Message::parse(input).map_err(|e| format!("malformed message from the server: {e}"))
 }
 
-/// A server error as a [`DbError`], and whether it means the server is going away.
-pub(crate) fn server_error(body: &ErrorResponseBody) -> (DbError, bool) {
-    use fallible_iterator::FallibleIterator;
-    let (mut code, mut message) = (String::new(), String::new());
+/// A server error as the layer's [`Error`], and whether it means the server is going away.
+pub(crate) fn server_error(body: &ErrorResponseBody) -> (Error, bool) {
+    let (mut code, mut message, mut detail) = (String::new(), String::new(), String::new());
     let mut fields = body.fields();
     while let Ok(Some(field)) = fields.next() {
+        let value = || String::from_utf8_lossy(field.value_bytes()).into_owned();
         match field.type_() {
-            b'C' => code = String::from_utf8_lossy(field.value_bytes()).into_owned(),
-            b'M' => message = String::from_utf8_lossy(field.value_bytes()).into_owned(),
+            b'C' => code = value(),
+            b'M' => message = value(),
+            b'D' => detail = value(),
             _ => {}
         }
     }
+    if !detail.is_empty() {
+        message = format!("{message}: {detail}");
+    }
     let gone = SERVER_GONE.contains(&code.as_str());
-    let error = if gone {
-        DbError::Unavailable(format!("PostgreSQL is shutting down: {message} (SQLSTATE {code})"))
-    } else {
-        DbError::Query(format!("PostgreSQL: {message} (SQLSTATE {code})"))
+    let error = match code.as_str() {
+        _ if gone => Error::Unavailable(format!("PostgreSQL is shutting down: {message} (SQLSTATE {code})")),
+        "23505" => Error::Conflict { kind: ConflictKind::Unique, message },
+        "23503" => Error::Conflict { kind: ConflictKind::ForeignKey, message },
+        // `statement_timeout`, or a cancel request.
+        "57014" => Error::Timeout,
+        _ => Error::Query { code: Some(code), message: format!("PostgreSQL: {message}") },
     };
     (error, gone)
 }
@@ -480,6 +559,7 @@ mod tests {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
     use tokio::net::UnixStream;
 
+    use super::super::types::INT4;
     use super::*;
 
     fn on_worker<F: std::future::Future>(f: F) -> F::Output {
@@ -533,11 +613,15 @@ mod tests {
         (Rc::new(PgConn::start(Stream::Unix(client), BytesMut::new())), server)
     }
 
-    fn read(conn: &Rc<PgConn>, id: i32, commit: Commit) -> tokio::task::JoinHandle<Result<Vec<i32>, DbError>> {
+    fn world() -> Statement {
+        Statement { name: "world".into(), params: vec![INT4], columns: vec![Column::new("id", INT4)] }
+    }
+
+    fn read(conn: &Rc<PgConn>, id: i32, commit: Commit) -> tokio::task::JoinHandle<Result<Vec<i32>, Error>> {
         let conn = Rc::clone(conn);
         tokio::task::spawn_local(async move {
-            let rows = conn.call(commit, |b| b.statement("world", &[Param::Int(id)], Rows::One)).await?;
-            Ok(rows.iter().map(|r| i32::from_be_bytes(r.buffer()[4..8].try_into().expect("4 bytes"))).collect())
+            let answer = conn.call(commit, |b| b.execute(&world(), &[&id])).await?;
+            Ok(answer.rows.iter().map(|r| i32::from_be_bytes(r.buffer()[4..8].try_into().expect("4 bytes"))).collect())
         })
     }
 
@@ -547,8 +631,11 @@ mod tests {
             let (conn, mut server) = connected();
             let (a, b) = (read(&conn, 7, Commit::Shared), read(&conn, 9, Commit::Shared));
             assert_eq!(tags(&mut server, 5).await, "BEBES");
-            let answers = [BIND_COMPLETE, &row(&[7]), &complete(), BIND_COMPLETE, &row(&[9]), &complete(), READY];
+            let answers = [BIND_COMPLETE, &row(&[7]), &complete(), BIND_COMPLETE, &row(&[9]), &complete()];
             server.write_all(&answers.concat()).await.expect("answer");
+            tokio::time::sleep(Duration::from_millis(20)).await;
+            assert!(!a.is_finished(), "answered before its transaction ended");
+            server.write_all(READY).await.expect("commit");
             assert_eq!(a.await.expect("task"), Ok(vec![7]));
             assert_eq!(b.await.expect("task"), Ok(vec![9]));
         });
@@ -571,39 +658,33 @@ mod tests {
     }
 
     #[test]
-    fn an_error_fails_its_call_and_the_calls_it_skipped_are_sent_again() {
+    fn an_error_fails_its_call_and_the_calls_rolled_back_with_it_are_sent_again() {
         on_worker(async {
             let (conn, mut server) = connected();
-            let (a, b) = (read(&conn, 1, Commit::Shared), read(&conn, 2, Commit::Shared));
+            let (a, b, c) =
+                (read(&conn, 1, Commit::Shared), read(&conn, 2, Commit::Shared), read(&conn, 3, Commit::Shared));
+            assert_eq!(tags(&mut server, 7).await, "BEBEBES");
+            // The first statement succeeds, the second fails: the first is rolled back too.
+            let answers = [BIND_COMPLETE, &row(&[1]), &complete(), &error("22012", "division by zero"), READY].concat();
+            server.write_all(&answers).await.expect("answer");
+            let e = b.await.expect("task").expect_err("the failed statement");
+            assert!(e.to_string().contains("division by zero (22012)"), "{e}");
+            // Both neighbours come again, in one transaction, and are answered.
             assert_eq!(tags(&mut server, 5).await, "BEBES");
-            let answers = [&error("57014", "canceling statement due to statement timeout")[..], READY];
-            server.write_all(&answers.concat()).await.expect("answer");
-            let first = a.await.expect("task").expect_err("the failed statement");
-            assert!(first.to_string().contains("statement timeout (SQLSTATE 57014)"), "{first}");
-            assert_eq!(first.status(), 500);
-            // The skipped call comes again and is answered; the connection goes on.
-            assert_eq!(tags(&mut server, 3).await, "BES");
-            server.write_all(&[BIND_COMPLETE, &row(&[2]), &complete(), READY].concat()).await.expect("answer");
-            assert_eq!(b.await.expect("task"), Ok(vec![2]));
+            let again = [BIND_COMPLETE, &row(&[1]), &complete(), BIND_COMPLETE, &row(&[3]), &complete(), READY];
+            server.write_all(&again.concat()).await.expect("answer");
+            assert_eq!(a.await.expect("task"), Ok(vec![1]));
+            assert_eq!(c.await.expect("task"), Ok(vec![3]));
             assert!(!conn.is_closed());
         });
     }
 
     #[test]
-    fn a_write_skipped_by_its_own_failure_is_not_sent_again() {
+    fn a_failed_write_is_not_sent_again() {
         on_worker(async {
             let (conn, mut server) = connected();
-            let write = {
-                let conn = Rc::clone(&conn);
-                tokio::task::spawn_local(async move {
-                    conn.call(Commit::Own, |b| {
-                        b.statement("world", &[Param::Int(1)], Rows::One);
-                        b.statement("update", &[Param::Ints(&[1]), Param::Ints(&[2])], Rows::Any);
-                    })
-                    .await
-                })
-            };
-            assert_eq!(tags(&mut server, 5).await, "BEBES");
+            let write = read(&conn, 1, Commit::Own);
+            assert_eq!(tags(&mut server, 3).await, "BES");
             server.write_all(&[&error("40P01", "deadlock detected")[..], READY].concat()).await.expect("answer");
             let e = write.await.expect("task").expect_err("deadlock");
             assert!(e.to_string().contains("deadlock detected"), "{e}");
@@ -615,22 +696,65 @@ mod tests {
     }
 
     #[test]
+    fn a_failed_commit_fails_every_call_in_it() {
+        on_worker(async {
+            let (conn, mut server) = connected();
+            let (a, b) = (read(&conn, 1, Commit::Shared), read(&conn, 2, Commit::Shared));
+            assert_eq!(tags(&mut server, 5).await, "BEBES");
+            let answers = [BIND_COMPLETE, &row(&[1]), &complete(), BIND_COMPLETE, &row(&[2]), &complete()];
+            let deferred = error("23503", "violates foreign key constraint");
+            server.write_all(&[&answers.concat()[..], &deferred, READY].concat()).await.expect("answer");
+            for call in [a, b] {
+                let e = call.await.expect("task").expect_err("commit failed");
+                assert!(e.is_foreign_key_violation(), "{e:?}");
+            }
+        });
+    }
+
+    #[test]
+    fn a_unique_violation_is_a_conflict_and_a_statement_timeout_a_timeout() {
+        on_worker(async {
+            let (conn, mut server) = connected();
+            let a = read(&conn, 1, Commit::Own);
+            assert_eq!(tags(&mut server, 3).await, "BES");
+            server.write_all(&[&error("23505", "duplicate key")[..], READY].concat()).await.expect("answer");
+            assert!(a.await.expect("task").expect_err("duplicate").is_unique_violation());
+            let b = read(&conn, 2, Commit::Own);
+            assert_eq!(tags(&mut server, 3).await, "BES");
+            server.write_all(&[&error("57014", "statement timeout")[..], READY].concat()).await.expect("answer");
+            assert_eq!(b.await.expect("task"), Err(Error::Timeout));
+        });
+    }
+
+    #[test]
+    fn a_parameter_of_the_wrong_type_is_refused_before_anything_is_sent() {
+        on_worker(async {
+            let (conn, mut server) = connected();
+            let e = conn.call(Commit::Shared, |b| b.execute(&world(), &[&(1_i64 << 40)])).await.expect_err("too big");
+            assert!(matches!(&e, Error::Param { index: 1, message } if message.contains("int4")), "{e:?}");
+            let e = conn.call(Commit::Shared, |b| b.execute(&world(), &[])).await.expect_err("too few");
+            assert!(e.to_string().contains("takes 1 parameters, 0 given"), "{e}");
+            let next = read(&conn, 5, Commit::Shared);
+            assert_eq!(tags(&mut server, 3).await, "BES", "nothing of the refused calls went out");
+            server.write_all(&[BIND_COMPLETE, &row(&[5]), &complete(), READY].concat()).await.expect("answer");
+            assert_eq!(next.await.expect("task"), Ok(vec![5]));
+        });
+    }
+
+    #[test]
     fn a_stuck_server_gets_a_bounded_queue_then_503s() {
         on_worker(async {
             let (conn, _server) = connected();
             let flood = {
                 let conn = Rc::clone(&conn);
                 tokio::task::spawn_local(async move {
-                    conn.call(Commit::Shared, |b| {
-                        (0..MAX_PENDING).for_each(|i| b.statement("world", &[Param::Int(i as i32)], Rows::One))
-                    })
-                    .await
+                    conn.call(Commit::Shared, |b| (0..MAX_PENDING as i32).for_each(|i| b.execute(&world(), &[&i])))
+                        .await
                 })
             };
             tokio::task::yield_now().await;
             let e = read(&conn, 1, Commit::Shared).await.expect("task").expect_err("queue full");
-            assert_eq!(e.status(), 503, "{e}");
-            assert!(e.to_string().contains("not keeping up"), "{e}");
+            assert!(e.is_unavailable() && e.to_string().contains("not keeping up"), "{e}");
             assert!(!flood.is_finished(), "the server never answered the first call");
         });
     }
@@ -644,16 +768,23 @@ mod tests {
             seed ^= seed << 17;
             seed
         };
-        let tags = b"2CDEZINSTtn1K3sA";
+        let tags = b"23CDEZINSTtn1K3sA";
         for _ in 0..5_000 {
-            let call = Call::new();
-            call.pending.set(2);
+            let call = Rc::new(Call::default());
             let expected = VecDeque::from([
-                Expect::Statement { call: Rc::clone(&call), rows: Rows::One },
-                Expect::Sync(Some(Rc::clone(&call))),
+                Expect::Describe(Rc::clone(&call)),
+                Expect::Statement(Rc::clone(&call)),
+                Expect::Sync(vec![Rc::clone(&call)]),
             ]);
-            let shared =
-                RefCell::new(Shared { out: BytesMut::new(), unsynced: false, expected, driver: None, closed: None });
+            let shared = RefCell::new(Shared {
+                out: BytesMut::new(),
+                unsynced: Vec::new(),
+                expected,
+                rolled_back: false,
+                commit_failed: None,
+                driver: None,
+                closed: None,
+            });
             let mut input = BytesMut::new();
             for _ in 0..next() % 6 {
                 let body: Vec<u8> = (0..next() % 24).map(|_| next() as u8).collect();
@@ -673,18 +804,6 @@ mod tests {
     }
 
     #[test]
-    fn a_missing_row_is_an_error() {
-        on_worker(async {
-            let (conn, mut server) = connected();
-            let a = read(&conn, 10_001, Commit::Shared);
-            assert_eq!(tags(&mut server, 3).await, "BES");
-            server.write_all(&[BIND_COMPLETE, &complete(), READY].concat()).await.expect("answer");
-            let e = a.await.expect("task").expect_err("no row");
-            assert!(e.to_string().contains("returned 0 rows"), "{e}");
-        });
-    }
-
-    #[test]
     fn a_lost_server_fails_every_waiting_call_and_every_later_one() {
         on_worker(async {
             let (conn, mut server) = connected();
@@ -697,7 +816,7 @@ mod tests {
             }
             assert!(conn.is_closed());
             let later = read(&conn, 3, Commit::Shared).await.expect("task").expect_err("still gone");
-            assert_eq!(later.status(), 503);
+            assert!(later.is_unavailable());
         });
     }
 
@@ -710,8 +829,7 @@ mod tests {
             let shutdown = error("57P01", "terminating connection due to administrator command");
             server.write_all(&shutdown).await.expect("answer");
             let e = a.await.expect("task").expect_err("shut down");
-            assert_eq!(e.status(), 503, "{e}");
-            assert!(e.to_string().contains("administrator command"), "{e}");
+            assert!(e.is_unavailable() && e.to_string().contains("administrator command"), "{e}");
             assert!(conn.is_closed());
         });
     }
@@ -729,6 +847,37 @@ mod tests {
                 [BIND_COMPLETE, &row(&[1]), &complete(), READY, BIND_COMPLETE, &row(&[2]), &complete(), READY];
             server.write_all(&answers.concat()).await.expect("answer");
             assert_eq!(kept.await.expect("task"), Ok(vec![2]));
+        });
+    }
+
+    #[test]
+    fn a_statement_is_described_when_prepared() {
+        on_worker(async {
+            let (conn, mut server) = connected();
+            let prepare = {
+                let conn = Rc::clone(&conn);
+                tokio::task::spawn_local(async move {
+                    conn.call(Commit::Own, |b| b.prepare("k0", "SELECT $1::int4 AS id")).await
+                })
+            };
+            assert_eq!(tags(&mut server, 3).await, "PDS");
+            let mut params = BytesMut::new();
+            params.put_i16(1);
+            params.put_u32(INT4);
+            let mut fields = BytesMut::new();
+            fields.put_i16(1);
+            fields.extend_from_slice(b"id\0");
+            fields.put_u32(0);
+            fields.put_i16(0);
+            fields.put_u32(INT4);
+            fields.put_i16(4);
+            fields.put_i32(-1);
+            fields.put_i16(0);
+            let answers = [&b"1\0\0\0\x04"[..], &message(b't', &params), &message(b'T', &fields), READY].concat();
+            server.write_all(&answers).await.expect("answer");
+            let answer = prepare.await.expect("task").expect("prepared");
+            assert_eq!(answer.description.params, [INT4]);
+            assert_eq!(answer.description.columns, [Column::new("id", INT4)]);
         });
     }
 }

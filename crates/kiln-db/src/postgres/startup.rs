@@ -1,146 +1,144 @@
-//! Opening a PostgreSQL connection for the pipeline: the socket (TCP or Unix), the
-//! startup message, authentication (trust, password, MD5 or SCRAM-SHA-256) and the
-//! statements prepared once per connection. Message encoding, parsing and the
-//! SCRAM exchange come from `postgres-protocol`, the codec `tokio-postgres` uses.
+//! Opening a PostgreSQL connection: the socket (TCP or Unix), TLS when the URL
+//! asks for it (`sslmode=require`), the startup message and authentication (trust,
+//! password, MD5 or SCRAM-SHA-256). Message encoding, parsing and the SCRAM
+//! exchange come from `postgres-protocol`, the codec `tokio-postgres` uses.
 
 use std::io;
 use std::path::Path;
+use std::pin::Pin;
 use std::task::{Context, Poll};
 
-use bytes::BytesMut;
+use bytes::{BufMut, BytesMut};
 use postgres_protocol::authentication::md5_hash;
 use postgres_protocol::authentication::sasl::{ChannelBinding, SCRAM_SHA_256, ScramSha256};
 use postgres_protocol::message::backend::Message;
 use postgres_protocol::message::frontend;
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, ReadBuf};
 use tokio::net::{TcpStream, UnixStream};
 use tokio_postgres::Config;
-use tokio_postgres::config::{Host, SslMode};
+use tokio_postgres::config::Host;
 
-use super::error::DbError;
 use super::pipeline::{next_message, server_error};
+use super::tls::Tls;
+use crate::error::Error;
 
 /// The port PostgreSQL listens on when the URL names none.
 const DEFAULT_PORT: u16 = 5432;
+/// The code of an `SSLRequest` (RFC: PostgreSQL protocol, "SSL Session Encryption").
+const SSL_REQUEST_CODE: i32 = 80_877_103;
 
 /// The socket of one connection.
 pub(crate) enum Stream {
     Tcp(TcpStream),
     Unix(UnixStream),
+    Tls(Box<tokio_rustls::client::TlsStream<TcpStream>>),
+}
+
+impl AsyncRead for Stream {
+    fn poll_read(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<io::Result<()>> {
+        match self.get_mut() {
+            Stream::Tcp(s) => Pin::new(s).poll_read(cx, buf),
+            Stream::Unix(s) => Pin::new(s).poll_read(cx, buf),
+            Stream::Tls(s) => Pin::new(s.as_mut()).poll_read(cx, buf),
+        }
+    }
+}
+
+impl AsyncWrite for Stream {
+    fn poll_write(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
+        match self.get_mut() {
+            Stream::Tcp(s) => Pin::new(s).poll_write(cx, buf),
+            Stream::Unix(s) => Pin::new(s).poll_write(cx, buf),
+            Stream::Tls(s) => Pin::new(s.as_mut()).poll_write(cx, buf),
+        }
+    }
+
+    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        match self.get_mut() {
+            Stream::Tcp(s) => Pin::new(s).poll_flush(cx),
+            Stream::Unix(s) => Pin::new(s).poll_flush(cx),
+            Stream::Tls(s) => Pin::new(s.as_mut()).poll_flush(cx),
+        }
+    }
+
+    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        match self.get_mut() {
+            Stream::Tcp(s) => Pin::new(s).poll_shutdown(cx),
+            Stream::Unix(s) => Pin::new(s).poll_shutdown(cx),
+            Stream::Tls(s) => Pin::new(s.as_mut()).poll_shutdown(cx),
+        }
+    }
 }
 
 impl Stream {
-    pub(crate) fn try_write(&self, buf: &[u8]) -> io::Result<usize> {
-        match self {
-            Stream::Tcp(s) => s.try_write(buf),
-            Stream::Unix(s) => s.try_write(buf),
-        }
+    async fn send(&mut self, buf: &[u8]) -> Result<(), Error> {
+        self.write_all(buf).await.map_err(|e| unavailable(&e))?;
+        self.flush().await.map_err(|e| unavailable(&e))
     }
 
-    pub(crate) fn try_read_buf(&self, buf: &mut BytesMut) -> io::Result<usize> {
-        match self {
-            Stream::Tcp(s) => s.try_read_buf(buf),
-            Stream::Unix(s) => s.try_read_buf(buf),
-        }
-    }
-
-    pub(crate) fn poll_read_ready(&self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        match self {
-            Stream::Tcp(s) => s.poll_read_ready(cx),
-            Stream::Unix(s) => s.poll_read_ready(cx),
-        }
-    }
-
-    pub(crate) fn poll_write_ready(&self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        match self {
-            Stream::Tcp(s) => s.poll_write_ready(cx),
-            Stream::Unix(s) => s.poll_write_ready(cx),
-        }
-    }
-
-    async fn write_all(&self, mut buf: &[u8]) -> io::Result<()> {
-        while !buf.is_empty() {
-            std::future::poll_fn(|cx| self.poll_write_ready(cx)).await?;
-            match self.try_write(buf) {
-                Ok(n) => buf = &buf[n..],
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
-                Err(e) => return Err(e),
-            }
-        }
-        Ok(())
-    }
-
-    async fn read_message(&self, input: &mut BytesMut) -> Result<Message, DbError> {
+    async fn read_message(&mut self, input: &mut BytesMut) -> Result<Message, Error> {
         loop {
             if let Some(message) = next_message(input).map_err(|e| unavailable(&e))? {
                 return Ok(message);
             }
-            std::future::poll_fn(|cx| self.poll_read_ready(cx)).await.map_err(|e| unavailable(&e))?;
             input.reserve(4096);
-            match self.try_read_buf(input) {
-                Ok(0) => return Err(DbError::Unavailable("PostgreSQL closed the connection while starting it".into())),
+            match self.read_buf(input).await {
+                Ok(0) => return Err(Error::Unavailable("PostgreSQL closed the connection while starting it".into())),
                 Ok(_) => {}
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
                 Err(e) => return Err(unavailable(&e)),
             }
         }
     }
 }
 
-fn unavailable(e: &dyn std::fmt::Display) -> DbError {
-    DbError::Unavailable(format!("cannot connect to PostgreSQL: {e}"))
+fn unavailable(e: &dyn std::fmt::Display) -> Error {
+    Error::Unavailable(format!("cannot connect to PostgreSQL: {e}"))
 }
 
-/// A statement prepared on every connection: its name, its text, its parameters' types.
-pub(crate) struct Prepared {
-    pub(crate) name: &'static str,
-    pub(crate) sql: &'static str,
-    pub(crate) params: &'static [u32],
-}
-
-/// Connects to the first host of `config` that answers, authenticates, prepares
-/// `statements` and returns the socket with any bytes read past the handshake.
-pub(crate) async fn open(config: &Config, statements: &[Prepared]) -> Result<(Stream, BytesMut), DbError> {
-    if config.get_ssl_mode() == SslMode::Require {
-        return Err(DbError::Open("sslmode=require: kiln's PostgreSQL client does not speak TLS".into()));
-    }
-    let stream = socket(config).await?;
+/// Connects to the first host of `config` that answers, over TLS when `tls` says
+/// so, authenticates, and returns the socket with any bytes read past the handshake.
+pub(crate) async fn open(config: &Config, tls: &Tls, options: Option<&str>) -> Result<(Stream, BytesMut), Error> {
+    let mut stream = connect(config, tls).await?;
     let mut out = BytesMut::new();
-    let user = config.get_user().ok_or_else(|| DbError::Open("the PostgreSQL URL names no user".into()))?;
+    let user = config.get_user().ok_or_else(|| Error::Open("the PostgreSQL URL names no user".into()))?;
     let mut parameters = vec![("user", user), ("client_encoding", "UTF8"), ("application_name", "kiln")];
     if let Some(db) = config.get_dbname() {
         parameters.push(("database", db));
     }
-    // Server settings from the URL, as in `?options=-c statement_timeout=100`.
-    if let Some(options) = config.get_options() {
+    // Server settings, as `-c statement_timeout=100`.
+    if let Some(options) = options {
         parameters.push(("options", options));
     }
     frontend::startup_message(parameters, &mut out).map_err(|e| unavailable(&e))?;
-    stream.write_all(&out).await.map_err(|e| unavailable(&e))?;
+    stream.send(&out).await?;
     let mut input = BytesMut::with_capacity(4096);
-    authenticate(&stream, &mut input, config, user).await?;
-
-    out.clear();
-    for statement in statements {
-        frontend::parse(statement.name, statement.sql, statement.params.iter().copied(), &mut out)
-            .map_err(|e| DbError::Open(format!("cannot encode {}: {e}", statement.sql)))?;
-    }
-    frontend::sync(&mut out);
-    stream.write_all(&out).await.map_err(|e| unavailable(&e))?;
-    let mut error = None;
-    loop {
-        match stream.read_message(&mut input).await? {
-            Message::ReadyForQuery(_) => break,
-            Message::ErrorResponse(body) => error = Some(server_error(&body).0),
-            _ => {}
-        }
-    }
-    match error {
-        Some(e) => Err(DbError::Unavailable(format!("cannot prepare statements: {e}"))),
-        None => Ok((stream, input)),
-    }
+    authenticate(&mut stream, &mut input, config, user).await?;
+    Ok((stream, input))
 }
 
-async fn socket(config: &Config) -> Result<Stream, DbError> {
+/// The socket to the first host that answers, with TLS negotiated when asked for;
+/// what `tokio-postgres` is handed for the native client, too.
+pub(crate) async fn connect(config: &Config, tls: &Tls) -> Result<Stream, Error> {
+    let stream = socket(config).await?;
+    let Some(connector) = tls.connector() else { return Ok(stream) };
+    let Stream::Tcp(mut tcp) = stream else {
+        return Err(Error::Open("sslmode=require over a Unix socket: name a TCP host".into()));
+    };
+    let mut request = BytesMut::with_capacity(8);
+    request.put_i32(8);
+    request.put_i32(SSL_REQUEST_CODE);
+    tcp.write_all(&request).await.map_err(|e| unavailable(&e))?;
+    let answer = tcp.read_u8().await.map_err(|e| unavailable(&e))?;
+    if answer != b'S' {
+        return Err(Error::Open("sslmode=require, but the PostgreSQL server does not offer TLS".into()));
+    }
+    let host = tls.server_name(config)?;
+    let tls_stream =
+        connector.connect(host, tcp).await.map_err(|e| Error::Open(format!("TLS with PostgreSQL: {e}")))?;
+    Ok(Stream::Tls(Box::new(tls_stream)))
+}
+
+async fn socket(config: &Config) -> Result<Stream, Error> {
     let ports = config.get_ports();
     let mut last_error = String::from("the PostgreSQL URL names no host");
     for (i, host) in config.get_hosts().iter().enumerate() {
@@ -163,9 +161,9 @@ async fn socket(config: &Config) -> Result<Stream, DbError> {
     Err(unavailable(&last_error))
 }
 
-async fn authenticate(stream: &Stream, input: &mut BytesMut, config: &Config, user: &str) -> Result<(), DbError> {
+async fn authenticate(stream: &mut Stream, input: &mut BytesMut, config: &Config, user: &str) -> Result<(), Error> {
     let password = || {
-        config.get_password().ok_or_else(|| DbError::Open("PostgreSQL asks for a password and the URL has none".into()))
+        config.get_password().ok_or_else(|| Error::Open("PostgreSQL asks for a password and the URL has none".into()))
     };
     let mut out = BytesMut::new();
     let mut scram: Option<ScramSha256> = None;
@@ -190,7 +188,7 @@ async fn authenticate(stream: &Stream, input: &mut BytesMut, config: &Config, us
                     offered |= mechanism == SCRAM_SHA_256;
                 }
                 if !offered {
-                    return Err(DbError::Open(
+                    return Err(Error::Open(
                         "PostgreSQL offers no SASL mechanism but SCRAM-SHA-256-PLUS, which needs TLS".into(),
                     ));
                 }
@@ -201,27 +199,25 @@ async fn authenticate(stream: &Stream, input: &mut BytesMut, config: &Config, us
             }
             Message::AuthenticationSaslContinue(body) => {
                 let exchange = scram.as_mut().ok_or_else(|| unavailable(&"SCRAM continued before it began"))?;
-                exchange.update(body.data()).map_err(|e| DbError::Open(format!("SCRAM authentication failed: {e}")))?;
+                exchange.update(body.data()).map_err(|e| Error::Open(format!("SCRAM authentication failed: {e}")))?;
                 frontend::sasl_response(exchange.message(), &mut out).map_err(|e| unavailable(&e))?;
             }
             Message::AuthenticationSaslFinal(body) => {
                 let exchange = scram.as_mut().ok_or_else(|| unavailable(&"SCRAM ended before it began"))?;
                 exchange
                     .finish(body.data())
-                    .map_err(|e| DbError::Open(format!("the server failed SCRAM verification: {e}")))?;
+                    .map_err(|e| Error::Open(format!("the server failed SCRAM verification: {e}")))?;
             }
             Message::ErrorResponse(body) => {
                 let (error, _) = server_error(&body);
-                return Err(DbError::Unavailable(format!("PostgreSQL refused the connection: {error}")));
+                return Err(Error::Unavailable(format!("PostgreSQL refused the connection: {error}")));
             }
             _ => {
-                return Err(DbError::Open(
-                    "PostgreSQL asked for an authentication method kiln does not support".into(),
-                ));
+                return Err(Error::Open("PostgreSQL asked for an authentication method kiln does not support".into()));
             }
         }
         if !out.is_empty() {
-            stream.write_all(&out).await.map_err(|e| unavailable(&e))?;
+            stream.send(&out).await?;
         }
     }
 }

@@ -1,83 +1,141 @@
-//! PostgreSQL through the worker's own pipelined connections (see `pipeline`): a
-//! few per worker (one by default), each with its statements prepared once. The
-//! queries of a request leave in one write with the other requests' and their
-//! answers come back in order, so `/queries?queries=20` costs one round trip, not
-//! twenty, and the server one transaction, not twenty.
+//! One worker's PostgreSQL connections: the pipelined ones every statement shares,
+//! those a transaction holds alone, and the native client, each reconnected with
+//! backoff when it breaks.
 //!
 //! A connection that breaks is replaced on the next call after a backoff that
 //! doubles up to [`MAX_BACKOFF`]; until then calls fail at once with
-//! [`DbError::Unavailable`] (a `503`), never hang and never panic.
+//! [`Error::Unavailable`] (a `503`), never hang and never panic.
 
 use std::cell::{Cell, RefCell};
 use std::rc::{Rc, Weak};
 use std::sync::Arc;
 use std::time::Duration;
 
-use fallible_iterator::FallibleIterator;
 use futures_util::FutureExt;
-use futures_util::future::{LocalBoxFuture, Shared, join};
+use futures_util::future::{LocalBoxFuture, Shared};
 use postgres_protocol::message::backend::DataRowBody;
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tokio::time::Instant;
-use tokio_postgres::Config;
 
-use super::blocking::BlockingPg;
-use super::error::DbError;
-use super::model::{Fortune, World};
-use super::pipeline::{Batch, Commit, INT4_OID, Param, PgConn, Rows};
-use super::startup::{Prepared, open};
+use super::Settings;
+use super::pipeline::{Commit, PgConn};
+use super::startup::{connect, open};
+use super::statement::{Statement, Statements};
+use super::types::decode;
+use crate::database::{Fetch, Write};
+use crate::error::Error;
+use crate::row::{FromRow, Row, RowSource};
+use crate::value::{ToParam, Value};
 
 /// Wait before the first reconnect attempt after a failed one.
 const MIN_BACKOFF: Duration = Duration::from_millis(50);
 /// Longest wait between two reconnect attempts.
 pub(crate) const MAX_BACKOFF: Duration = Duration::from_secs(2);
 
-pub(crate) const SELECT_WORLD: &str = "SELECT id, randomnumber FROM world WHERE id = $1";
-const SELECT_ALL_WORLDS: &str = "SELECT id, randomnumber FROM world ORDER BY id";
-const SELECT_FORTUNES: &str = "SELECT id, message FROM fortune";
-/// Every new number of one `/updates` request in one statement, whatever the count.
-const UPDATE_WORLDS: &str = "UPDATE world SET randomnumber = v.r \
-     FROM unnest($1::int[], $2::int[]) AS v(id, r) WHERE world.id = v.id";
-/// The long query of `/mix`: a world row after `pg_sleep($2)` seconds.
-pub(crate) const SELECT_WORLD_SLOWLY: &str =
-    "SELECT w.id, w.randomnumber FROM world w, pg_sleep($2::float8) WHERE w.id = $1";
-
-/// Type oids of the parameters: `int4[]` and `float8`.
-const INT4_ARRAY_OID: u32 = 1007;
-const FLOAT8_OID: u32 = 701;
-
-/// Names of the statements every connection prepares.
-const WORLD: &str = "world";
-const ALL_WORLDS: &str = "all_worlds";
-const FORTUNES: &str = "fortunes";
-const UPDATE: &str = "update";
-const SLOW: &str = "slow";
-
-const STATEMENTS: [Prepared; 5] = [
-    Prepared { name: WORLD, sql: SELECT_WORLD, params: &[INT4_OID] },
-    Prepared { name: ALL_WORLDS, sql: SELECT_ALL_WORLDS, params: &[] },
-    Prepared { name: FORTUNES, sql: SELECT_FORTUNES, params: &[] },
-    Prepared { name: UPDATE, sql: UPDATE_WORLDS, params: &[INT4_ARRAY_OID, INT4_ARRAY_OID] },
-    Prepared { name: SLOW, sql: SELECT_WORLD_SLOWLY, params: &[INT4_OID, FLOAT8_OID] },
-];
-
-/// What every worker's connections are made from.
-#[derive(Debug)]
-pub(crate) struct PgSettings {
-    pub(crate) config: Config,
-    pub(crate) connections: usize,
-    pub(crate) connect_timeout: Duration,
-    pub(crate) long_query: Duration,
+/// A live connection and the statements prepared on it.
+pub(crate) struct Conn {
+    pipe: PgConn,
+    statements: Statements,
 }
 
-async fn establish(config: &Config) -> Result<PgConn, DbError> {
-    let (stream, leftover) = open(config, &STATEMENTS).await?;
-    Ok(PgConn::start(stream, leftover))
+impl Conn {
+    /// `sql` prepared on this connection: from the cache, or parsed and described
+    /// now (one round trip, the first time only).
+    async fn statement(&self, sql: &str) -> Result<Rc<Statement>, Error> {
+        if let Some(statement) = self.statements.get(sql) {
+            return Ok(statement);
+        }
+        let name = self.statements.name();
+        let answer = self.pipe.call(Commit::Own, |b| b.prepare(&name, sql)).await?;
+        let statement =
+            Rc::new(Statement { name, params: answer.description.params, columns: answer.description.columns });
+        let evicted = self.statements.remember(sql, Rc::clone(&statement));
+        if !evicted.is_empty() {
+            self.pipe.send(|b| evicted.iter().for_each(|name| b.close(name)));
+        }
+        Ok(statement)
+    }
+
+    async fn fetch<T: FromRow>(
+        &self,
+        commit: Commit,
+        sql: &str,
+        params: &[&dyn ToParam],
+        fetch: Fetch,
+    ) -> Result<Vec<T>, Error> {
+        let statement = self.statement(sql).await?;
+        let answer = self.pipe.call(commit, |b| b.execute(&statement, params)).await?;
+        let take = if fetch == Fetch::First { 1 } else { answer.rows.len() };
+        answer
+            .rows
+            .iter()
+            .take(take)
+            .map(|body| T::from_row(&Row::new(&PgRow { body, statement: &statement })))
+            .collect()
+    }
+
+    async fn write(&self, sql: &str, params: &[&dyn ToParam], write: Write) -> Result<i64, Error> {
+        match write {
+            Write::Execute => {
+                let statement = self.statement(sql).await?;
+                let answer = self.pipe.call(Commit::Own, |b| b.execute(&statement, params)).await?;
+                Ok(answer.affected as i64)
+            }
+            Write::Insert => {
+                let sql = if contains_returning(sql) { sql.to_owned() } else { format!("{sql} RETURNING id") };
+                let mut ids: Vec<(i64,)> = self.fetch(Commit::Own, &sql, params, Fetch::First).await?;
+                ids.pop().map(|(id,)| id).ok_or(Error::NotFound)
+            }
+        }
+    }
+
+    /// Runs one of `BEGIN`, `COMMIT`, `ROLLBACK`; returns its command tag.
+    async fn control(&self, sql: &str) -> Result<String, Error> {
+        let statement = self.statement(sql).await?;
+        Ok(self.pipe.call(Commit::Own, |b| b.execute(&statement, &[])).await?.tag)
+    }
 }
 
-type Connecting = Shared<LocalBoxFuture<'static, Result<Rc<PgConn>, DbError>>>;
+fn contains_returning(sql: &str) -> bool {
+    sql.to_ascii_lowercase().split(|c: char| !c.is_ascii_alphanumeric() && c != '_').any(|w| w == "returning")
+}
+
+/// A row of a pipelined answer, its columns described by its statement.
+struct PgRow<'a> {
+    body: &'a DataRowBody,
+    statement: &'a Statement,
+}
+
+impl RowSource for PgRow<'_> {
+    fn index_of(&self, name: &str) -> Option<usize> {
+        self.statement.columns.iter().position(|c| c.name.eq_ignore_ascii_case(name))
+    }
+
+    fn len(&self) -> usize {
+        self.statement.columns.len()
+    }
+
+    fn value(&self, index: usize) -> Result<Value<'_>, String> {
+        use fallible_iterator::FallibleIterator;
+        let column = &self.statement.columns[index];
+        let range =
+            self.body.ranges().nth(index).map_err(|e| e.to_string())?.ok_or("a row shorter than its description")?;
+        let raw = match range {
+            Some(range) => Some(self.body.buffer().get(range).ok_or("a column past its row")?),
+            None => None,
+        };
+        decode(column.oid, column.format, raw)
+    }
+
+    fn names(&self) -> Vec<String> {
+        self.statement.columns.iter().map(|c| c.name.clone()).collect()
+    }
+}
+
+type Connecting = Shared<LocalBoxFuture<'static, Result<Rc<Conn>, Error>>>;
 
 enum State {
-    Up(Rc<PgConn>),
+    Up(Rc<Conn>),
     /// An attempt in flight; every caller awaits the same one.
     Connecting(Connecting),
     Down {
@@ -89,21 +147,26 @@ enum State {
 
 /// One connection of a worker, with its reconnect state.
 struct Slot {
-    settings: Arc<PgSettings>,
+    settings: Arc<Settings>,
     state: RefCell<State>,
 }
 
 impl Slot {
-    async fn conn(self: &Rc<Self>) -> Result<Rc<PgConn>, DbError> {
+    fn new(settings: &Arc<Settings>) -> Rc<Slot> {
+        let state = State::Down { retry_at: Instant::now(), backoff: MIN_BACKOFF, reason: String::new() };
+        Rc::new(Slot { settings: Arc::clone(settings), state: RefCell::new(state) })
+    }
+
+    async fn conn(self: &Rc<Self>) -> Result<Rc<Conn>, Error> {
         let pending = {
             let mut state = self.state.borrow_mut();
             let backoff = match &*state {
-                State::Up(conn) if !conn.is_closed() => return Ok(Rc::clone(conn)),
+                State::Up(conn) if !conn.pipe.is_closed() => return Ok(Rc::clone(conn)),
                 State::Up(_) => Ok(Duration::ZERO),
                 State::Connecting(pending) => Err(pending.clone()),
                 State::Down { retry_at, reason, .. } if Instant::now() < *retry_at => {
                     let wait = retry_at.saturating_duration_since(Instant::now()).as_millis();
-                    return Err(DbError::Unavailable(format!("{reason}; next attempt in {wait} ms")));
+                    return Err(Error::Unavailable(format!("{reason}; next attempt in {wait} ms")));
                 }
                 State::Down { backoff, .. } => Ok(*backoff),
             };
@@ -111,7 +174,7 @@ impl Slot {
                 Err(pending) => pending,
                 Ok(backoff) => {
                     let attempt =
-                        connect(Rc::downgrade(self), Arc::clone(&self.settings), backoff).boxed_local().shared();
+                        reconnect(Rc::downgrade(self), Arc::clone(&self.settings), backoff).boxed_local().shared();
                     *state = State::Connecting(attempt.clone());
                     attempt
                 }
@@ -121,8 +184,8 @@ impl Slot {
     }
 
     /// Passes a call's error on, marking the connection down when it is gone.
-    fn failed(&self, conn: &Rc<PgConn>, e: DbError) -> DbError {
-        if conn.is_closed() {
+    fn failed(&self, conn: &Rc<Conn>, e: Error) -> Error {
+        if conn.pipe.is_closed() {
             let mut state = self.state.borrow_mut();
             if matches!(&*state, State::Up(c) if Rc::ptr_eq(c, conn)) {
                 *state = State::Down { retry_at: Instant::now(), backoff: MIN_BACKOFF, reason: e.to_string() };
@@ -132,10 +195,15 @@ impl Slot {
     }
 }
 
-async fn connect(slot: Weak<Slot>, settings: Arc<PgSettings>, backoff: Duration) -> Result<Rc<PgConn>, DbError> {
-    let result = match tokio::time::timeout(settings.connect_timeout, establish(&settings.config)).await {
+async fn establish(settings: &Settings) -> Result<Conn, Error> {
+    let (stream, leftover) = open(&settings.config, &settings.tls, settings.server_options.as_deref()).await?;
+    Ok(Conn { pipe: PgConn::start(stream, leftover), statements: Statements::default() })
+}
+
+async fn reconnect(slot: Weak<Slot>, settings: Arc<Settings>, backoff: Duration) -> Result<Rc<Conn>, Error> {
+    let result = match tokio::time::timeout(settings.connect_timeout, establish(&settings)).await {
         Ok(result) => result.map(Rc::new),
-        Err(_) => Err(DbError::Unavailable("connecting to PostgreSQL timed out".into())),
+        Err(_) => Err(Error::Unavailable("connecting to PostgreSQL timed out".into())),
     };
     if let Some(slot) = slot.upgrade() {
         *slot.state.borrow_mut() = match &result {
@@ -150,163 +218,164 @@ async fn connect(slot: Weak<Slot>, settings: Arc<PgSettings>, backoff: Duration)
     result
 }
 
-/// The columns of a row, which must number `N` and none be `NULL`.
-fn columns<const N: usize>(row: &DataRowBody) -> Result<[&[u8]; N], DbError> {
-    let malformed = || DbError::Query(format!("PostgreSQL sent a row without the {N} expected columns"));
-    let mut columns = [&[][..]; N];
-    let mut ranges = row.ranges();
-    for column in &mut columns {
-        let range = ranges.next().ok().flatten().flatten().ok_or_else(malformed)?;
-        *column = row.buffer().get(range).ok_or_else(malformed)?;
-    }
-    match ranges.next() {
-        Ok(None) => Ok(columns),
-        _ => Err(malformed()),
-    }
-}
-
-fn int4(column: &[u8]) -> Result<i32, DbError> {
-    postgres_protocol::types::int4_from_sql(column).map_err(|e| DbError::Query(format!("not an int4: {e}")))
-}
-
-fn world_from(row: &DataRowBody) -> Result<World, DbError> {
-    let [id, random_number] = columns(row)?;
-    Ok(World { id: int4(id)?, random_number: int4(random_number)? })
-}
-
-fn fortune_from(row: &DataRowBody) -> Result<Fortune, DbError> {
-    let [id, message] = columns(row)?;
-    let message = postgres_protocol::types::text_from_sql(message)
-        .map_err(|e| DbError::Query(format!("a fortune that is not UTF-8: {e}")))?;
-    Ok(Fortune { id: int4(id)?, message: message.to_owned() })
-}
-
-fn worlds_from(rows: &[DataRowBody]) -> Result<Vec<World>, DbError> {
-    rows.iter().map(world_from).collect()
-}
-
-/// Connections per worker reserved for `/mix`'s long query, opened on first use. A
-/// connection answers its queries in order, so a long query pipelined with the short
-/// ones would hold every one of them up for its whole duration: the non-blocking mode
-/// would then be no faster than the blocking one. On connections of their own, long
-/// queries overlap one another and the short queries never wait behind them.
-const LONG_QUERY_CONNECTIONS: usize = 16;
-
-/// One worker's connections, used in turn.
-pub(crate) struct PgWorker {
-    settings: Arc<PgSettings>,
+/// One worker's connections.
+pub(crate) struct Worker {
+    settings: Arc<Settings>,
     slots: Vec<Rc<Slot>>,
     next: Cell<usize>,
-    long_slots: Vec<Rc<Slot>>,
-    next_long: Cell<usize>,
-    blocking: RefCell<Option<BlockingPg>>,
+    /// Connections for transactions, one transaction on each at a time.
+    transaction_slots: Vec<Rc<Slot>>,
+    /// Which transaction slots are free.
+    free: Rc<RefCell<Vec<usize>>>,
+    /// A permit per free transaction slot, so that a transaction waits for one.
+    permits: Arc<Semaphore>,
+    native: RefCell<Option<Rc<tokio_postgres::Client>>>,
 }
 
-impl PgWorker {
-    pub(crate) fn new(settings: Arc<PgSettings>) -> Self {
-        let new_slots = |n: usize| -> Vec<Rc<Slot>> {
-            (0..n)
-                .map(|_| {
-                    let state = State::Down { retry_at: Instant::now(), backoff: MIN_BACKOFF, reason: String::new() };
-                    Rc::new(Slot { settings: Arc::clone(&settings), state: RefCell::new(state) })
-                })
-                .collect()
-        };
-        let slots = new_slots(settings.connections.max(1));
-        let long_slots = new_slots(LONG_QUERY_CONNECTIONS);
-        PgWorker {
-            settings,
+impl Worker {
+    pub(crate) fn new(settings: Arc<Settings>) -> Self {
+        let slots = (0..settings.connections).map(|_| Slot::new(&settings)).collect();
+        let n = settings.transaction_connections;
+        Worker {
+            transaction_slots: (0..n).map(|_| Slot::new(&settings)).collect(),
+            free: Rc::new(RefCell::new((0..n).rev().collect())),
+            permits: Arc::new(Semaphore::new(n)),
             slots,
             next: Cell::new(0),
-            long_slots,
-            next_long: Cell::new(0),
-            blocking: RefCell::new(None),
+            native: RefCell::new(None),
+            settings,
         }
     }
 
-    async fn slot(&self) -> Result<(&Rc<Slot>, Rc<PgConn>), DbError> {
-        Self::take_turn(&self.slots, &self.next).await
-    }
-
-    async fn take_turn<'s>(slots: &'s [Rc<Slot>], next: &Cell<usize>) -> Result<(&'s Rc<Slot>, Rc<PgConn>), DbError> {
-        let i = next.get();
-        next.set((i + 1) % slots.len());
-        let slot = &slots[i];
+    async fn slot(&self) -> Result<(&Rc<Slot>, Rc<Conn>), Error> {
+        let i = self.next.get();
+        self.next.set((i + 1) % self.slots.len());
+        let slot = &self.slots[i];
         Ok((slot, slot.conn().await?))
     }
 
-    /// Runs one call on this worker's next connection, marking it down if it broke.
-    async fn run(&self, commit: Commit, build: impl Fn(&mut Batch<'_>)) -> Result<Vec<DataRowBody>, DbError> {
+    pub(crate) async fn query<T: FromRow>(
+        &self,
+        sql: &str,
+        params: &[&dyn ToParam],
+        fetch: Fetch,
+    ) -> Result<Vec<T>, Error> {
         let (slot, conn) = self.slot().await?;
-        conn.call(commit, build).await.map_err(|e| slot.failed(&conn, e))
+        conn.fetch(Commit::Shared, sql, params, fetch).await.map_err(|e| slot.failed(&conn, e))
     }
 
-    pub(crate) async fn world(&self, id: i32) -> Result<World, DbError> {
-        let rows = self.run(Commit::Shared, |b| b.statement(WORLD, &[Param::Int(id)], Rows::One)).await?;
-        rows.first().map_or_else(|| Err(DbError::Query(format!("world {id} is missing"))), world_from)
-    }
-
-    /// Reads each row with a statement of its own; the reads are pipelined.
-    pub(crate) async fn worlds(&self, ids: &[i32]) -> Result<Vec<World>, DbError> {
-        let rows = self
-            .run(Commit::Shared, |b| ids.iter().for_each(|&id| b.statement(WORLD, &[Param::Int(id)], Rows::One)))
-            .await?;
-        worlds_from(&rows)
-    }
-
-    pub(crate) async fn all_worlds(&self) -> Result<Vec<World>, DbError> {
-        let rows = self.run(Commit::Shared, |b| b.statement(ALL_WORLDS, &[], Rows::Any)).await?;
-        worlds_from(&rows)
-    }
-
-    pub(crate) async fn fortunes(&self) -> Result<Vec<Fortune>, DbError> {
-        let rows = self.run(Commit::Shared, |b| b.statement(FORTUNES, &[], Rows::Any)).await?;
-        rows.iter().map(fortune_from).collect()
-    }
-
-    /// Reads each row of `worlds` with a statement of its own, then writes every new
-    /// number in one statement; reads and write travel together and commit together.
-    pub(crate) async fn update(&self, worlds: Vec<World>) -> Result<Vec<World>, DbError> {
-        // Rows locked in id order by every request cannot deadlock one another.
-        let mut sorted = worlds.clone();
-        sorted.sort_unstable_by_key(|w| w.id);
-        let ids: Vec<i32> = sorted.iter().map(|w| w.id).collect();
-        let numbers: Vec<i32> = sorted.iter().map(|w| w.random_number).collect();
-        let rows = self
-            .run(Commit::Own, |b| {
-                worlds.iter().for_each(|w| b.statement(WORLD, &[Param::Int(w.id)], Rows::One));
-                b.statement(UPDATE, &[Param::Ints(&ids), Param::Ints(&numbers)], Rows::Any);
-            })
-            .await?;
-        // The reads are TechEmpower's to make; what they saw is overwritten.
-        worlds_from(&rows)?;
-        Ok(worlds)
-    }
-
-    pub(crate) async fn mix(&self, id: i32, long: bool) -> Result<Vec<World>, DbError> {
+    pub(crate) async fn write(&self, sql: &str, params: &[&dyn ToParam], write: Write) -> Result<i64, Error> {
         let (slot, conn) = self.slot().await?;
-        let short = conn.call(Commit::Shared, |b| b.statement(WORLD, &[Param::Int(id)], Rows::One));
-        let mut rows = Vec::with_capacity(2);
-        if long {
-            let secs = self.settings.long_query.as_secs_f64();
-            let (long_slot, long_conn) = Self::take_turn(&self.long_slots, &self.next_long).await?;
-            let slow =
-                long_conn.call(Commit::Shared, |b| b.statement(SLOW, &[Param::Int(id), Param::Float(secs)], Rows::One));
-            let (short, slow) = join(short, slow).await;
-            rows.extend(worlds_from(&short.map_err(|e| slot.failed(&conn, e))?)?);
-            rows.extend(worlds_from(&slow.map_err(|e| long_slot.failed(&long_conn, e))?)?);
-        } else {
-            rows.extend(worlds_from(&short.await.map_err(|e| slot.failed(&conn, e))?)?);
-        }
-        Ok(rows)
+        conn.write(sql, params, write).await.map_err(|e| slot.failed(&conn, e))
     }
 
-    /// The `/mix` queries through a synchronous client: this thread waits for them.
-    pub(crate) fn mix_blocking(&self, id: i32, long: bool, timeout: Duration) -> Result<Vec<World>, DbError> {
-        let mut blocking = self.blocking.borrow_mut();
-        if blocking.is_none() {
-            *blocking = Some(BlockingPg::start(Arc::clone(&self.settings))?);
+    /// Starts a transaction on a connection of its own, waiting for one to be free.
+    pub(crate) async fn begin(&self) -> Result<Tx, Error> {
+        let permit = Arc::clone(&self.permits)
+            .acquire_owned()
+            .await
+            .map_err(|_| Error::Unavailable("no transaction connection".into()))?;
+        let index =
+            self.free.borrow_mut().pop().ok_or_else(|| Error::Unavailable("no transaction connection".into()))?;
+        let held = Held { free: Rc::clone(&self.free), index, _permit: permit };
+        let slot = Rc::clone(&self.transaction_slots[index]);
+        let conn = slot.conn().await?;
+        conn.control("BEGIN").await.map_err(|e| slot.failed(&conn, e))?;
+        Ok(Tx { slot, conn, _held: held, open: Cell::new(true) })
+    }
+
+    /// The native client, opened on first use and after it breaks.
+    pub(crate) async fn native(&self) -> Result<Rc<tokio_postgres::Client>, Error> {
+        if let Some(client) = self.native.borrow().as_ref().filter(|c| !c.is_closed()) {
+            return Ok(Rc::clone(client));
         }
-        blocking.as_ref().map_or(Err(DbError::Unavailable("no blocking client".into())), |b| b.mix(id, long, timeout))
+        let stream = connect(&self.settings.config, &self.settings.tls).await?;
+        let mut config = self.settings.config.clone();
+        // TLS, if any, is already on `stream`.
+        config.ssl_mode(tokio_postgres::config::SslMode::Disable);
+        if let Some(options) = &self.settings.server_options {
+            config.options(options);
+        }
+        let (client, connection) = config
+            .connect_raw(stream, tokio_postgres::NoTls)
+            .await
+            .map_err(|e| Error::Unavailable(format!("PostgreSQL: {e}")))?;
+        tokio::task::spawn_local(connection);
+        let client = Rc::new(client);
+        *self.native.borrow_mut() = Some(Rc::clone(&client));
+        Ok(client)
+    }
+}
+
+/// Gives a transaction connection back when the transaction ends.
+struct Held {
+    free: Rc<RefCell<Vec<usize>>>,
+    index: usize,
+    _permit: OwnedSemaphorePermit,
+}
+
+impl Drop for Held {
+    fn drop(&mut self) {
+        self.free.borrow_mut().push(self.index);
+    }
+}
+
+/// A transaction on a connection it holds alone. Dropped while open, it sends a
+/// `ROLLBACK` ahead of anything the next holder of the connection sends.
+pub(crate) struct Tx {
+    slot: Rc<Slot>,
+    conn: Rc<Conn>,
+    _held: Held,
+    open: Cell<bool>,
+}
+
+impl Tx {
+    pub(crate) async fn query<T: FromRow>(
+        &self,
+        sql: &str,
+        params: &[&dyn ToParam],
+        fetch: Fetch,
+    ) -> Result<Vec<T>, Error> {
+        self.conn.fetch(Commit::Own, sql, params, fetch).await.map_err(|e| self.slot.failed(&self.conn, e))
+    }
+
+    pub(crate) async fn write(&self, sql: &str, params: &[&dyn ToParam], write: Write) -> Result<i64, Error> {
+        self.conn.write(sql, params, write).await.map_err(|e| self.slot.failed(&self.conn, e))
+    }
+
+    pub(crate) async fn commit(self) -> Result<(), Error> {
+        let tag = self.conn.control("COMMIT").await.map_err(|e| self.slot.failed(&self.conn, e))?;
+        self.open.set(false);
+        // The server answers `COMMIT` of a failed transaction with `ROLLBACK`.
+        if tag == "ROLLBACK" {
+            return Err(Error::Query {
+                code: Some("25P02".into()),
+                message: "the transaction was rolled back: a statement in it failed".into(),
+            });
+        }
+        Ok(())
+    }
+
+    pub(crate) fn rollback(self) {
+        drop(self);
+    }
+}
+
+impl Drop for Tx {
+    fn drop(&mut self) {
+        if !self.open.get() {
+            return;
+        }
+        match self.conn.statements.get("ROLLBACK") {
+            Some(rollback) => self.conn.pipe.send(|b| b.execute(&rollback, &[])),
+            // Never prepared on this connection: prepare it in the same breath.
+            None => {
+                let name = self.conn.statements.name();
+                self.conn.pipe.send(|b| {
+                    b.prepare(&name, "ROLLBACK");
+                    b.execute(&Statement { name: name.clone(), params: Vec::new(), columns: Vec::new() }, &[]);
+                });
+            }
+        }
     }
 }

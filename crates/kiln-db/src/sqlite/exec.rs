@@ -67,7 +67,8 @@ fn bind(stmt: &mut Statement<'_>, params: &[Param]) -> Result<(), Error> {
         });
     }
     for slot in 1..=count {
-        let numbered = stmt.parameter_name(slot).and_then(|n| n.strip_prefix('$')).and_then(|n| n.parse::<usize>().ok());
+        let numbered =
+            stmt.parameter_name(slot).and_then(|n| n.strip_prefix('$')).and_then(|n| n.parse::<usize>().ok());
         let index = numbered.unwrap_or(slot);
         let value = params.get(index.wrapping_sub(1)).ok_or_else(|| Error::Param {
             index,
@@ -94,7 +95,9 @@ impl RowSource for SqliteRow<'_, '_> {
             ValueRef::Null => Value::Null,
             ValueRef::Integer(v) => Value::Int(v),
             ValueRef::Real(v) => Value::Float(v),
-            ValueRef::Text(t) => Value::Text(std::str::from_utf8(t).map_err(|e| format!("text that is not UTF-8: {e}"))?),
+            ValueRef::Text(t) => {
+                Value::Text(std::str::from_utf8(t).map_err(|e| format!("text that is not UTF-8: {e}"))?)
+            }
             ValueRef::Blob(b) => Value::Bytes(b),
         })
     }
