@@ -54,6 +54,11 @@ impl<'a> Row<'a> {
         T::from_value(value).map_err(|e| Error::Decode { column: column(), message: e })
     }
 
+    /// Whether the row has a column of this name.
+    pub fn contains(&self, name: &str) -> bool {
+        self.source.index_of(name).is_some()
+    }
+
     /// How many columns the row has.
     pub fn len(&self) -> usize {
         self.source.len()

@@ -1,48 +1,17 @@
 //! The database benchmark endpoints: TechEmpower's `/db`, `/queries`, `/fortunes`,
 //! `/updates` and `/cached-queries`, and the non-blocking report's `/mix/async` and
-//! `/mix/blocking`. Each worker's state is its [`WorkerDb`].
+//! `/mix/blocking`.
 
 use std::fmt;
-use std::path::PathBuf;
 use std::str::FromStr;
-use std::time::Duration;
 
-use kiln::db::{ADDED_FORTUNE, Database, DbError, DbOptions, Fortune, MAX_ROWS, WorkerDb, World};
+use kiln::db::Error;
 use kiln::maud::Render;
 use kiln::{App, Int, Json, Rendered, Route, State, Text};
 
-/// Where the data lives and how to reach it.
-#[derive(Debug, clap::Args)]
-pub(crate) struct DbArgs {
-    /// `sqlite://PATH` (created and seeded on first run) or `postgres://USER:PASS@HOST:PORT/DB`.
-    #[arg(long, env = "KILN_DATABASE", default_value = "sqlite://data/kiln.sqlite")]
-    database: String,
-    /// PostgreSQL connections per worker; concurrent queries on each are pipelined.
-    #[arg(long, env = "KILN_PG_CONNECTIONS", default_value_t = 1)]
-    pg_connections: usize,
-    /// Milliseconds the long query of `/mix` runs.
-    #[arg(long, env = "KILN_LONG_QUERY_MS", default_value_t = 20)]
-    long_query_ms: u64,
-    /// Milliseconds a database call may take before it is answered with 503.
-    #[arg(long, env = "KILN_QUERY_TIMEOUT_MS", default_value_t = 5000)]
-    query_timeout_ms: u64,
-}
-
-impl DbArgs {
-    /// Opens the database (for SQLite: creates, migrates and seeds it).
-    pub(crate) fn open(&self) -> Result<Database, DbError> {
-        if let Some(path) = self.database.strip_prefix("sqlite://") {
-            eprintln!("kiln-demo: database {}", PathBuf::from(path).display());
-        }
-        let options = DbOptions {
-            pg_connections_per_worker: self.pg_connections,
-            long_query: Duration::from_millis(self.long_query_ms),
-            query_timeout: Duration::from_millis(self.query_timeout_ms),
-            ..DbOptions::default()
-        };
-        Database::open(&self.database, options)
-    }
-}
+use super::model::{ADDED_FORTUNE, Fortune, MAX_ROWS, World};
+use super::queries::Bench;
+use crate::state::Worker;
 
 /// TechEmpower's `queries`/`count` parameter: a number clamped to `1..=500`, with
 /// anything unparsable (`foo`, an empty value) counting as 1.
@@ -119,8 +88,8 @@ pub(crate) struct MixBlocking {
 /// Every how many `/mix` requests the long query runs when the query names none.
 const DEFAULT_EVERY: u64 = 10;
 
-/// Adds the database routes to an app whose per-worker state is a [`WorkerDb`].
-pub(crate) fn mount(app: App<WorkerDb>) -> App<WorkerDb> {
+/// Adds the database benchmark routes.
+pub(crate) fn mount(app: App<Worker>) -> App<Worker> {
     app.route(single_query)
         .route(queries)
         .route(fortunes)
@@ -130,38 +99,38 @@ pub(crate) fn mount(app: App<WorkerDb>) -> App<WorkerDb> {
         .route(mix_blocking)
 }
 
-async fn single_query(_: SingleQuery, db: State<WorkerDb>) -> Result<Json<World>, DbError> {
-    db.random_world().await.map(Json)
+async fn single_query(_: SingleQuery, w: State<Worker>) -> Result<Json<World>, Error> {
+    w.bench.random_world(&w.db).await.map(Json)
 }
 
-async fn queries(route: Queries, db: State<WorkerDb>) -> Result<Json<Vec<World>>, DbError> {
-    db.worlds(Count::get(route.queries)).await.map(Json)
+async fn queries(route: Queries, w: State<Worker>) -> Result<Json<Vec<World>>, Error> {
+    w.bench.worlds(&w.db, Count::get(route.queries)).await.map(Json)
 }
 
-async fn updates(route: Updates, db: State<WorkerDb>) -> Result<Json<Vec<World>>, DbError> {
-    db.update_worlds(Count::get(route.queries)).await.map(Json)
+async fn updates(route: Updates, w: State<Worker>) -> Result<Json<Vec<World>>, Error> {
+    w.bench.update_worlds(&w.db, Count::get(route.queries)).await.map(Json)
 }
 
-async fn cached_queries(route: CachedQueries, db: State<WorkerDb>) -> Result<Json<Vec<World>>, DbError> {
-    db.cached_worlds(Count::get(route.count)).await.map(Json)
+async fn cached_queries(route: CachedQueries, w: State<Worker>) -> Result<Json<Vec<World>>, Error> {
+    w.bench.cached_worlds(&w.db, Count::get(route.count)).await.map(Json)
 }
 
-async fn fortunes(_: Fortunes, db: State<WorkerDb>) -> Result<Rendered<FortunesPage>, DbError> {
-    let mut fortunes = db.fortunes().await?;
+async fn fortunes(_: Fortunes, w: State<Worker>) -> Result<Rendered<FortunesPage>, Error> {
+    let mut fortunes = Bench::fortunes(&w.db).await?;
     fortunes.push(Fortune { id: 0, message: ADDED_FORTUNE.to_owned() });
     fortunes.sort_unstable_by(|a, b| a.message.cmp(&b.message));
     Ok(Rendered(FortunesPage(fortunes)))
 }
 
-async fn mix_async(route: MixAsync, db: State<WorkerDb>) -> Result<Json<Vec<World>>, DbError> {
-    let long = db.mix_is_long(route.every.unwrap_or(DEFAULT_EVERY));
-    db.mix(long).await.map(Json)
+async fn mix_async(route: MixAsync, w: State<Worker>) -> Result<Json<Vec<World>>, Error> {
+    let long = w.bench.mix.is_long(route.every.unwrap_or(DEFAULT_EVERY));
+    w.bench.mix.run(&w.db, w.bench.random_id(), long).await.map(Json)
 }
 
-async fn mix_blocking(route: MixBlocking, db: State<WorkerDb>) -> Result<Json<Vec<World>>, DbError> {
-    let long = db.mix_is_long(route.every.unwrap_or(DEFAULT_EVERY));
+async fn mix_blocking(route: MixBlocking, w: State<Worker>) -> Result<Json<Vec<World>>, Error> {
+    let long = w.bench.mix.is_long(route.every.unwrap_or(DEFAULT_EVERY));
     // Deliberately synchronous: the worker serves nothing else until it returns.
-    db.mix_blocking(long).map(Json)
+    w.bench.mix.run_blocking(w.bench.random_id(), long, w.query_timeout).map(Json)
 }
 
 /// The fortunes page, rendered straight into the response buffer: the fixed markup
