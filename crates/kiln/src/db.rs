@@ -43,13 +43,13 @@ pub fn status(error: &Error) -> StatusCode {
 }
 
 /// Answers with [`status`] and a short plain-text reason. The driver's message is
-/// not sent to the client (it may name tables and constraints); a `5xx` is logged
-/// to standard error with it.
+/// not sent to the client (it may name tables and constraints); a `500` is logged
+/// to standard error with it (a `503` is not: an outage would log every request).
 impl crate::IntoResponse for Error {
     fn into_response(self, res: &mut kiln_http::Response) {
         use std::io::Write;
         let status = status(&self);
-        if status.is_server_error() {
+        if status == StatusCode::INTERNAL_SERVER_ERROR {
             eprintln!("kiln: {self}");
         }
         res.set_status(status);

@@ -188,10 +188,18 @@ impl Slot {
         if conn.pipe.is_closed() {
             let mut state = self.state.borrow_mut();
             if matches!(&*state, State::Up(c) if Rc::ptr_eq(c, conn)) {
-                *state = State::Down { retry_at: Instant::now(), backoff: MIN_BACKOFF, reason: e.to_string() };
+                *state = State::Down { retry_at: Instant::now(), backoff: MIN_BACKOFF, reason: reason(&e) };
             }
         }
         e
+    }
+}
+
+/// Why a connection is down, without the "database unavailable" its error says.
+fn reason(e: &Error) -> String {
+    match e {
+        Error::Unavailable(why) => why.clone(),
+        other => other.to_string(),
     }
 }
 
@@ -211,7 +219,7 @@ async fn reconnect(slot: Weak<Slot>, settings: Arc<Settings>, backoff: Duration)
             Err(e) => State::Down {
                 retry_at: Instant::now() + backoff,
                 backoff: (backoff * 2).clamp(MIN_BACKOFF, MAX_BACKOFF),
-                reason: e.to_string(),
+                reason: reason(e),
             },
         };
     }
