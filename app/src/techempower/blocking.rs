@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use kiln::db::{Database, Db, Error};
 
-use super::mix::{Slow, long_query, slow_for};
+use super::long_query::{Slow, long_query, slow_for};
 use super::model::{SELECT_WORLD, World};
 
 /// Queries that may wait for the helper thread (more than one only after a timeout).

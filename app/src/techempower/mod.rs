@@ -4,6 +4,7 @@
 //! the app's migrations (`app/migrations/0001_techempower.sql`).
 
 mod blocking;
+mod long_query;
 mod mix;
 mod model;
 mod queries;

@@ -1,72 +1,14 @@
 //! The database a process opens once, and the handle each worker builds from it.
 
-use std::future::Future;
 use std::time::Duration;
 
+use crate::backend::WorkerBackend;
+use crate::call::{Fetch, Write, queries, timed};
 use crate::error::Error;
-use crate::migrate::Migration;
+use crate::options::{Backend, Options};
 use crate::row::FromRow;
 use crate::transaction::Transaction;
 use crate::value::ToParam;
-
-/// Longest a database call may take before it fails with [`Error::Timeout`].
-pub const QUERY_TIMEOUT: Duration = Duration::from_secs(5);
-/// Longest a PostgreSQL connection attempt may take.
-pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(2);
-
-/// Settings for [`Database::open`]; [`Default`] gives the documented defaults.
-#[derive(Debug, Clone)]
-pub struct Options {
-    /// SQLite: reader threads, each with its own connection, beside the one writer
-    /// (default: the number of cores, 2 to 4).
-    pub sqlite_readers: usize,
-    /// PostgreSQL: pipelined connections each worker opens for single statements (default 1).
-    pub pg_connections: usize,
-    /// PostgreSQL: connections each worker may open for transactions, one
-    /// transaction on each at a time (default 4, opened on first use).
-    pub pg_transaction_connections: usize,
-    /// Longest a call may take before it fails with [`Error::Timeout`].
-    pub query_timeout: Duration,
-    /// Longest a PostgreSQL connection attempt may take.
-    pub connect_timeout: Duration,
-    /// PostgreSQL's `statement_timeout`: the server cancels a statement running
-    /// longer (default: none, the server's own setting).
-    pub statement_timeout: Option<Duration>,
-    /// The app's schema, applied in order at start-up (see [`migrations!`](crate::Migration)).
-    pub migrations: &'static [Migration],
-}
-
-impl Default for Options {
-    fn default() -> Self {
-        Options {
-            sqlite_readers: std::thread::available_parallelism().map_or(2, |n| n.get().clamp(2, 4)),
-            pg_connections: 1,
-            pg_transaction_connections: 4,
-            query_timeout: QUERY_TIMEOUT,
-            connect_timeout: CONNECT_TIMEOUT,
-            statement_timeout: None,
-            migrations: &[],
-        }
-    }
-}
-
-impl Options {
-    /// The same options with these migrations.
-    pub fn migrations(mut self, migrations: &'static [Migration]) -> Self {
-        self.migrations = migrations;
-        self
-    }
-}
-
-/// Which database a [`Database`] talks to.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum Backend {
-    /// Embedded SQLite.
-    Sqlite,
-    /// A PostgreSQL server.
-    Postgres,
-}
 
 #[derive(Clone)]
 enum Opened {
@@ -168,13 +110,6 @@ impl Database {
     }
 }
 
-pub(crate) enum WorkerBackend {
-    #[cfg(feature = "sqlite")]
-    Sqlite(crate::sqlite::Worker),
-    #[cfg(feature = "postgres")]
-    Postgres(crate::postgres::Worker),
-}
-
 /// One worker's database handle: its own connections (PostgreSQL) or its way to the
 /// database threads (SQLite). It is `!Send` and needs no lock; keep it in the
 /// worker's state.
@@ -199,77 +134,6 @@ impl std::fmt::Debug for Db {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Db").field("timeout", &self.timeout).finish_non_exhaustive()
     }
-}
-
-/// Bounds a call by the query timeout.
-pub(crate) async fn timed<T>(timeout: Duration, call: impl Future<Output = Result<T, Error>>) -> Result<T, Error> {
-    tokio::time::timeout(timeout, call).await.unwrap_or(Err(Error::Timeout))
-}
-
-/// What a writing statement returns.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Write {
-    /// How many rows it changed.
-    Execute,
-    /// The new row's id.
-    Insert,
-}
-
-/// The query methods of [`Db`] and [`Transaction`], written once over their
-/// `fetch` and `write`.
-macro_rules! queries {
-    ($target:ty) => {
-        impl $target {
-            /// The first row, or [`Error::NotFound`] when there is none.
-            pub async fn query_one<T: FromRow + Send + 'static>(
-                &self,
-                sql: &str,
-                params: &[&dyn ToParam],
-            ) -> Result<T, Error> {
-                self.fetch(sql, params, Fetch::First).await?.pop().ok_or(Error::NotFound)
-            }
-
-            /// The first row, if there is one.
-            pub async fn query_opt<T: FromRow + Send + 'static>(
-                &self,
-                sql: &str,
-                params: &[&dyn ToParam],
-            ) -> Result<Option<T>, Error> {
-                Ok(self.fetch(sql, params, Fetch::First).await?.pop())
-            }
-
-            /// Every row.
-            pub async fn query_all<T: FromRow + Send + 'static>(
-                &self,
-                sql: &str,
-                params: &[&dyn ToParam],
-            ) -> Result<Vec<T>, Error> {
-                self.fetch(sql, params, Fetch::All).await
-            }
-
-            /// Runs a statement that writes; returns how many rows it changed.
-            pub async fn execute(&self, sql: &str, params: &[&dyn ToParam]) -> Result<u64, Error> {
-                self.write(sql, params, Write::Execute).await.map(|n| n as u64)
-            }
-
-            /// Runs an `INSERT` and returns the new row's id: the first column of its
-            /// `RETURNING` clause if it has one; otherwise SQLite's `rowid`, and on
-            /// PostgreSQL the `id` column (kiln adds `RETURNING id`).
-            pub async fn insert(&self, sql: &str, params: &[&dyn ToParam]) -> Result<i64, Error> {
-                self.write(sql, params, Write::Insert).await
-            }
-        }
-    };
-}
-pub(crate) use queries;
-
-/// How many rows a query keeps.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Fetch {
-    /// The first, if any.
-    First,
-    /// Every one.
-    All,
 }
 
 queries!(Db);
@@ -329,7 +193,7 @@ impl Db {
         F: AsyncFnOnce(&Transaction) -> Result<T, E>,
         E: From<Error>,
     {
-        let tx = Transaction::begin(self).await?;
+        let tx = Transaction::begin(&self.backend, self.timeout).await?;
         let result = f(&tx).await;
         match result {
             Ok(value) => {

@@ -46,11 +46,14 @@
 //! # Ok::<(), Error>(())
 //! ```
 
+mod backend;
+mod call;
 mod database;
 #[cfg(any(feature = "chrono", feature = "time"))]
 mod dates;
 mod error;
 mod migrate;
+mod options;
 #[cfg(feature = "postgres")]
 mod postgres;
 mod row;
@@ -59,9 +62,10 @@ mod sqlite;
 mod transaction;
 mod value;
 
-pub use database::{Backend, CONNECT_TIMEOUT, Database, Db, Options, QUERY_TIMEOUT};
+pub use database::{Database, Db};
 pub use error::{ConflictKind, Error, Result};
 pub use migrate::Migration;
+pub use options::{Backend, CONNECT_TIMEOUT, Options, QUERY_TIMEOUT};
 pub use row::{FromRow, Row};
 pub use transaction::Transaction;
 pub use value::{FromValue, ToParam, Value};

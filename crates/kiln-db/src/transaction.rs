@@ -3,7 +3,8 @@
 
 use std::time::Duration;
 
-use crate::database::{Db, Fetch, WorkerBackend, Write, queries, timed};
+use crate::backend::WorkerBackend;
+use crate::call::{Fetch, Write, queries, timed};
 use crate::error::Error;
 use crate::row::FromRow;
 use crate::value::ToParam;
@@ -32,14 +33,14 @@ impl std::fmt::Debug for Transaction {
 queries!(Transaction);
 
 impl Transaction {
-    pub(crate) async fn begin(db: &Db) -> Result<Self, Error> {
-        let held = match &db.backend {
+    pub(crate) async fn begin(backend: &WorkerBackend, timeout: Duration) -> Result<Self, Error> {
+        let held = match backend {
             #[cfg(feature = "sqlite")]
-            WorkerBackend::Sqlite(w) => Held::Sqlite(timed(db.timeout, w.begin(db.timeout)).await?),
+            WorkerBackend::Sqlite(w) => Held::Sqlite(timed(timeout, w.begin(timeout)).await?),
             #[cfg(feature = "postgres")]
-            WorkerBackend::Postgres(w) => Held::Postgres(timed(db.timeout, w.begin()).await?),
+            WorkerBackend::Postgres(w) => Held::Postgres(timed(timeout, w.begin()).await?),
         };
-        Ok(Transaction { held, timeout: db.timeout })
+        Ok(Transaction { held, timeout })
     }
 
     pub(crate) async fn commit(self) -> Result<(), Error> {

@@ -6,6 +6,7 @@ mod migrate;
 mod pipeline;
 mod startup;
 mod statement;
+mod stream;
 mod tls;
 mod types;
 mod worker;
@@ -15,8 +16,8 @@ use std::time::Duration;
 
 use tokio_postgres::Config;
 
-use crate::database::Options;
 use crate::error::Error;
+use crate::options::Options;
 use tls::Tls;
 
 pub(crate) use worker::{Tx, Worker};

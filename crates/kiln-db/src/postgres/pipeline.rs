@@ -39,8 +39,8 @@ use postgres_protocol::message::frontend;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::task::JoinHandle;
 
-use super::startup::Stream;
 use super::statement::{Column, Statement};
+use super::stream::Stream;
 use super::types::{encode, param_format};
 use crate::error::{ConflictKind, Error};
 use crate::value::ToParam;

@@ -3,22 +3,20 @@
 //! password, MD5 or SCRAM-SHA-256). Message encoding, parsing and the SCRAM
 //! exchange come from `postgres-protocol`, the codec `tokio-postgres` uses.
 
-use std::io;
 use std::path::Path;
-use std::pin::Pin;
-use std::task::{Context, Poll};
 
 use bytes::{BufMut, BytesMut};
 use postgres_protocol::authentication::md5_hash;
 use postgres_protocol::authentication::sasl::{ChannelBinding, SCRAM_SHA_256, ScramSha256};
 use postgres_protocol::message::backend::Message;
 use postgres_protocol::message::frontend;
-use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, ReadBuf};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpStream, UnixStream};
 use tokio_postgres::Config;
 use tokio_postgres::config::Host;
 
 use super::pipeline::{next_message, server_error};
+use super::stream::Stream;
 use super::tls::Tls;
 use crate::error::Error;
 
@@ -26,49 +24,6 @@ use crate::error::Error;
 const DEFAULT_PORT: u16 = 5432;
 /// The code of an `SSLRequest` (RFC: PostgreSQL protocol, "SSL Session Encryption").
 const SSL_REQUEST_CODE: i32 = 80_877_103;
-
-/// The socket of one connection.
-pub(crate) enum Stream {
-    Tcp(TcpStream),
-    Unix(UnixStream),
-    Tls(Box<tokio_rustls::client::TlsStream<TcpStream>>),
-}
-
-impl AsyncRead for Stream {
-    fn poll_read(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<io::Result<()>> {
-        match self.get_mut() {
-            Stream::Tcp(s) => Pin::new(s).poll_read(cx, buf),
-            Stream::Unix(s) => Pin::new(s).poll_read(cx, buf),
-            Stream::Tls(s) => Pin::new(s.as_mut()).poll_read(cx, buf),
-        }
-    }
-}
-
-impl AsyncWrite for Stream {
-    fn poll_write(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
-        match self.get_mut() {
-            Stream::Tcp(s) => Pin::new(s).poll_write(cx, buf),
-            Stream::Unix(s) => Pin::new(s).poll_write(cx, buf),
-            Stream::Tls(s) => Pin::new(s.as_mut()).poll_write(cx, buf),
-        }
-    }
-
-    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        match self.get_mut() {
-            Stream::Tcp(s) => Pin::new(s).poll_flush(cx),
-            Stream::Unix(s) => Pin::new(s).poll_flush(cx),
-            Stream::Tls(s) => Pin::new(s.as_mut()).poll_flush(cx),
-        }
-    }
-
-    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        match self.get_mut() {
-            Stream::Tcp(s) => Pin::new(s).poll_shutdown(cx),
-            Stream::Unix(s) => Pin::new(s).poll_shutdown(cx),
-            Stream::Tls(s) => Pin::new(s.as_mut()).poll_shutdown(cx),
-        }
-    }
-}
 
 impl Stream {
     async fn send(&mut self, buf: &[u8]) -> Result<(), Error> {

@@ -22,7 +22,7 @@ use super::pipeline::{Commit, PgConn};
 use super::startup::{connect, open};
 use super::statement::{Statement, Statements};
 use super::types::decode;
-use crate::database::{Fetch, Write};
+use crate::call::{Fetch, Write};
 use crate::error::Error;
 use crate::row::{FromRow, Row, RowSource};
 use crate::value::{ToParam, Value};

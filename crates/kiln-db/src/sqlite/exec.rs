@@ -4,7 +4,7 @@
 use rusqlite::types::{ToSqlOutput, ValueRef};
 use rusqlite::{Connection, ErrorCode, Statement};
 
-use crate::database::{Fetch, Write};
+use crate::call::{Fetch, Write};
 use crate::error::{ConflictKind, Error};
 use crate::row::{FromRow, Row, RowSource};
 use crate::value::{Value, date_text, timestamp_text};

@@ -11,8 +11,8 @@ use rusqlite::{Connection, OpenFlags};
 
 use super::exec::error;
 use super::migrate::migrate;
-use crate::database::Options;
 use crate::error::Error;
+use crate::options::Options;
 
 /// Calls that may wait in front of one SQLite thread; past this a call fails with
 /// [`Error::Unavailable`] (a `503`) at once instead of queueing without bound.

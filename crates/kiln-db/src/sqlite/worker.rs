@@ -10,7 +10,7 @@ use tokio::sync::oneshot;
 
 use super::exec::{self, Param, WRITES};
 use super::pool::{Job, Pool, send};
-use crate::database::{Fetch, Write};
+use crate::call::{Fetch, Write};
 use crate::error::Error;
 use crate::row::FromRow;
 use crate::value::ToParam;
