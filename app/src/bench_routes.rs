@@ -12,6 +12,9 @@ pub(crate) const MAX_COLS: u32 = 1_000;
 const DEFAULT_ROWS: u32 = 1000;
 /// Columns when the query names none.
 const DEFAULT_COLS: u32 = 50;
+/// Most cells one table holds (about 1.2 MB of HTML); rows beyond it are dropped, since
+/// 10,000 × 1,000 built 119 MB for one request (issue 13).
+const MAX_CELLS: u32 = 100_000;
 
 /// Snap's pong.
 #[derive(Route)]
@@ -83,6 +86,7 @@ async fn bigtable(route: BigTable) -> Result<Html<kiln::maud::Markup>, (StatusCo
         let msg = format!("bigtable is limited to {MAX_ROWS} rows and {MAX_COLS} columns\n");
         return Err((StatusCode::BAD_REQUEST, msg));
     }
+    let rows = rows.min(MAX_CELLS / cols.max(1));
     Ok(Html(html! {
         (Reserve(table_bytes(rows, cols)))
         table {

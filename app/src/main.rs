@@ -10,8 +10,8 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::Parser;
-use kiln::access_log::{AccessLog, LogFormat, LogTarget, Logged};
-use kiln::{App, MakeService};
+use kiln::App;
+use kiln::access_log::{AccessLog, LogFormat, LogTarget};
 use kiln_http::Server;
 
 /// Serve the kiln demo site and the benchmark endpoints.
@@ -91,24 +91,17 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    let app = App::new(move |_worker| state::Worker::new(&databases))
-        .mount(bench_routes::mount)
-        .mount(techempower::mount)
-        .static_dir("/static", &args.public);
-    let factory = match app.build() {
-        Ok(factory) => factory,
-        Err(e) => {
-            eprintln!("kiln-demo: {e}");
-            return ExitCode::FAILURE;
-        }
-    };
     let format = if args.access_log_json { LogFormat::Json } else { LogFormat::Combined };
     let log = LogTarget::from_arg(&args.access_log).map(|target| AccessLog::open(target, format));
     if let Some(Err(e)) = log.as_ref().map(AccessLog::reopen_on_sighup) {
         eprintln!("kiln-demo: SIGHUP handler: {e}");
     }
-    let for_workers = log.clone();
-    let handle = match kiln::serve(move |w| Logged::new(factory.make_service(w), for_workers.as_ref()), server) {
+    let app = App::new(move |_worker| state::Worker::new(&databases))
+        .access_log(log)
+        .mount(bench_routes::mount)
+        .mount(techempower::mount)
+        .static_dir("/static", &args.public);
+    let handle = match kiln::serve(app, server) {
         Ok(handle) => handle,
         Err(e) => {
             eprintln!("kiln-demo: {e}");
@@ -116,11 +109,8 @@ fn main() -> ExitCode {
         }
     };
     println!("kiln-demo listening on http://{}", handle.local_addr());
-    let served = handle.run_until_signal();
-    if let Some(log) = log {
-        log.shutdown();
-    }
-    match served {
+    // Flushes and stops the access log once the workers are done.
+    match handle.run_until_signal() {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("kiln-demo: {e}");

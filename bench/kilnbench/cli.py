@@ -56,7 +56,10 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--ab-requests", type=int, help="requests per ab run [100000; quick 5000]")
     p.add_argument("--httperf-rate", type=int, help="httperf new connections per second, 10 requests each [1000]")
     p.add_argument("--idle-conns", type=int, help="connections held for the idle-memory test [10000; quick 500]")
-    p.add_argument("--database", help="database URL for the db workloads (kiln --database, peers' DATABASE_URL)")
+    p.add_argument(
+        "--database",
+        help="database URL for the db workloads, postgres://... or sqlite://PATH (kiln --database, peers' DATABASE_URL)",
+    )
     p.add_argument("--note", default="", help="a sentence for the run's README (e.g. that the machine was shared)")
     p.add_argument("--no-build", action="store_true", help="use the binaries already built")
     p.add_argument("--no-plots", action="store_true", help="skip the PNG charts")

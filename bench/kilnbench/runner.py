@@ -19,7 +19,7 @@ from pathlib import Path
 
 from . import load, procfs
 from .install import Missing, ensure_tool
-from .servers import Options, Paths, Server, Step, Unsupported
+from .servers import Options, Paths, Server, Step, Unsupported, sqlite_path
 from .workloads import Workload
 
 SERVER_CPU = "0"
@@ -183,7 +183,7 @@ class Runner:
     def run(self) -> Outcome:
         try:
             self._ensure_load_tools()
-            ready = [s for s in self.plan.servers if self._build(s)]
+            ready = kiln_first_on_a_new_sqlite_file([s for s in self.plan.servers if self._build(s)], self.plan)
             for rep in range(1, self.plan.reps + 1):
                 shift = (rep - 1) % max(len(ready), 1)
                 for server in ready[shift:] + ready[:shift]:
@@ -359,6 +359,18 @@ class Runner:
     def _save_output(self, server: Server, workload: Workload, rep: int, output: str) -> None:
         safe = server.name.replace("+", "-plus-")
         (self.plan.out / "output" / f"{safe}-{workload.name}-rep{rep}.txt").write_text(output)
+
+
+def kiln_first_on_a_new_sqlite_file(servers: list[Server], plan: Plan) -> list[Server]:
+    """`servers`, kiln first when the run's SQLite file does not exist yet.
+
+    kiln's migrations create the tables and refuse a file where someone else did, while
+    an SQLite peer only fills in what is missing: so on a new file kiln must start first.
+    """
+    path = sqlite_path(plan.options.database_url, plan.paths.root)
+    if path is None or (path.exists() and path.stat().st_size > 0):
+        return servers
+    return sorted(servers, key=lambda s: not s.name.startswith("kiln"))
 
 
 def _round(value: float | None, digits: int) -> float | None:

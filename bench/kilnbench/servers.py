@@ -128,6 +128,14 @@ def is_postgres(url: str | None) -> bool:
     return bool(url) and url.startswith(("postgres://", "postgresql://"))
 
 
+def sqlite_path(url: str | None, root: Path) -> Path | None:
+    """The file a `sqlite://PATH` URL names, a relative PATH taken from the checkout as kiln
+    takes it; None for any other URL."""
+    if not url or not url.startswith("sqlite://") or url == "sqlite://":
+        return None
+    return root / url.removeprefix("sqlite://")
+
+
 def _peer_env(paths: Paths, port: int, opts: Options) -> dict[str, str]:
     env = {"PORT": str(port), "STATIC_DIR": str(paths.static)}
     if opts.database_url:
@@ -196,11 +204,14 @@ def cargo_peer(
     description: str,
     workloads: frozenset[str] | None = None,
     postgres: bool = False,
+    sqlite: bool = False,
 ) -> Server:
     """A Rust peer: its own cargo project in peers/<name>, built into .build/<name>.
 
     `crates` are the crates whose locked versions name it; `workloads`, if set, are all
-    it runs; a `postgres` peer only starts when the run has a PostgreSQL `--database`.
+    it runs; a `postgres` peer only starts when the run has a PostgreSQL `--database`,
+    an `sqlite` one when it has `sqlite://PATH` (run from the checkout, as kiln is, so a
+    relative PATH is the same file).
     """
 
     def build(paths: Paths) -> list[Step]:
@@ -211,7 +222,9 @@ def cargo_peer(
     def launch(paths: Paths, port: int, opts: Options) -> Launch:
         if postgres and not is_postgres(opts.database_url):
             raise Unsupported("a PostgreSQL peer: run with --database postgres://...")
-        return Launch([str(paths.build / name / "release" / binary)], _peer_env(paths, port, opts))
+        if sqlite and sqlite_path(opts.database_url, paths.root) is None:
+            raise Unsupported("an SQLite peer: run with --database sqlite://PATH")
+        return Launch([str(paths.build / name / "release" / binary)], _peer_env(paths, port, opts), cwd=paths.root)
 
     def version(paths: Paths) -> str:
         lock = paths.peers / name / "Cargo.lock"
@@ -358,6 +371,14 @@ SERVERS: list[Server] = [
         "may-minihttp + may_postgres (git), 1 worker, one pipelined connection, prepared statements",
         DB_WORKLOADS,
         postgres=True,
+    ),
+    cargo_peer(
+        "axum-sqlite",
+        "peer-axum-sqlite",
+        ("axum", "tokio-rusqlite", "rusqlite"),
+        "axum + tokio-rusqlite, current-thread runtime, one writer and reader connections (WAL), cached statements",
+        DB_WORKLOADS,
+        sqlite=True,
     ),
     go(),
     node(),

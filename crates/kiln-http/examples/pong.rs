@@ -24,9 +24,9 @@ fn answer(req: Request<'_>, res: &mut Response) {
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut args = std::env::args().skip(1);
-    let addr = args.next().unwrap_or_else(|| "127.0.0.1:8080".into()).parse()?;
+    let addr = args.next().unwrap_or_else(|| "127.0.0.1:8080".into());
     let workers = args.next().map_or(Ok(1), |w| w.parse())?;
-    let server = Server::new().listen(addr).workers(workers).serve(|_| service_fn(answer))?;
+    let server = Server::new().listen(addr.as_str()).workers(workers).serve(|_| service_fn(answer))?;
     println!("pong listening on http://{}", server.local_addr());
     server.run_until_signal()?;
     Ok(())

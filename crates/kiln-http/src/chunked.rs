@@ -8,13 +8,16 @@ use crate::parse::Rejection;
 pub const MAX_CHUNK_EXTENSIONS: usize = 16 * 1024;
 /// Bytes of trailer fields allowed after the last chunk; they are read and discarded.
 pub const MAX_TRAILER_BYTES: usize = 16 * 1024;
-/// Hex digits in a chunk size: 16 fill a `u64`, more can only overflow.
-const MAX_SIZE_DIGITS: u8 = 16;
+/// Hex digits in a chunk size, leading zeros included. RFC 9112 §7.1 allows any
+/// number of leading zeros; 16 significant digits fill a `u64` and more overflow.
+const MAX_SIZE_DIGITS: u8 = 64;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum State {
     /// Reading the hex digits of a chunk size.
     Size,
+    /// Whitespace after the size, which only a `;` may follow (BWS, RFC 9112 §7.1.1).
+    SizeWs,
     /// Inside `;ext...` after the size.
     Extension,
     /// Saw CR after the size line; LF must follow.
@@ -81,37 +84,34 @@ impl ChunkedDecoder {
             match self.state {
                 State::Size => match b {
                     b'0'..=b'9' | b'a'..=b'f' | b'A'..=b'F' => {
-                        if self.size_digits == MAX_SIZE_DIGITS {
+                        // A size whose top four bits are set would overflow on the next
+                        // digit; leading zeros never do.
+                        if self.size_digits == MAX_SIZE_DIGITS || self.remaining >> 60 != 0 {
                             return Err(bad("chunk size overflows"));
                         }
                         let digit = (b as char).to_digit(16).unwrap_or(0);
                         self.remaining = self.remaining << 4 | u64::from(digit);
                         self.size_digits += 1;
                     }
-                    b';' | b'\r' if self.size_digits > 0 => {
-                        // Compared as room left, not as a sum: a 16-digit size plus what
-                        // is already decoded overflows u64 (found by the chunked fuzz target).
-                        let room = max_body.saturating_sub(out.len()) as u64;
-                        if self.remaining > room {
-                            return Err(Rejection {
-                                status: StatusCode::PAYLOAD_TOO_LARGE,
-                                reason: "request body too large",
-                            });
-                        }
-                        self.last = self.remaining == 0;
-                        self.state = if b == b';' { State::Extension } else { State::SizeLf };
+                    b';' | b'\r' | b' ' | b'\t' if self.size_digits > 0 => {
+                        self.end_size(out.len(), max_body)?;
+                        self.state = match b {
+                            b';' => State::Extension,
+                            b'\r' => State::SizeLf,
+                            _ => State::SizeWs,
+                        };
                     }
+                    _ => return Err(bad("invalid chunk size")),
+                },
+                State::SizeWs => match b {
+                    b' ' | b'\t' => self.count_extension()?,
+                    b';' => self.state = State::Extension,
                     _ => return Err(bad("invalid chunk size")),
                 },
                 State::Extension => match b {
                     b'\r' => self.state = State::SizeLf,
                     b'\n' | 0 => return Err(bad("invalid chunk extension")),
-                    _ => {
-                        self.extension_bytes += 1;
-                        if self.extension_bytes > MAX_CHUNK_EXTENSIONS {
-                            return Err(bad("chunk extensions too long"));
-                        }
-                    }
+                    _ => self.count_extension()?,
                 },
                 State::SizeLf => {
                     if b != b'\n' {
@@ -175,6 +175,26 @@ impl ChunkedDecoder {
             i += 1;
         }
         Ok(i)
+    }
+
+    /// The size line's digits are complete: checks the size against the room left.
+    fn end_size(&mut self, decoded: usize, max_body: usize) -> Result<(), Rejection> {
+        // Compared as room left, not as a sum: a 16-digit size plus what is already
+        // decoded overflows u64 (found by the chunked fuzz target).
+        let room = max_body.saturating_sub(decoded) as u64;
+        if self.remaining > room {
+            return Err(Rejection { status: StatusCode::PAYLOAD_TOO_LARGE, reason: "request body too large" });
+        }
+        self.last = self.remaining == 0;
+        Ok(())
+    }
+
+    fn count_extension(&mut self) -> Result<(), Rejection> {
+        self.extension_bytes += 1;
+        if self.extension_bytes > MAX_CHUNK_EXTENSIONS {
+            return Err(bad("chunk extensions too long"));
+        }
+        Ok(())
     }
 
     fn count_trailer(&mut self) -> Result<(), Rejection> {
@@ -250,6 +270,24 @@ mod tests {
         for raw in cases {
             assert!(decode_all(raw).is_err(), "{}", String::from_utf8_lossy(raw).escape_debug());
         }
+    }
+
+    #[test]
+    fn valid_chunk_syntax_with_leading_zeros_and_whitespace_before_a_semicolon_is_accepted() {
+        // Issue 13: RFC 9112 §7.1 allows any number of leading zeros in a size, and
+        // §7.1.1 bad whitespace before `;`; both were refused.
+        let cases: &[&[u8]] = &[
+            b"00000000000000000000005\r\nhello\r\n00000000000000000000\r\n\r\n",
+            b"5 ;a=b\r\nhello\r\n0\t;x\r\n\r\n",
+            b"5 \t ;\r\nhello\r\n0\r\n\r\n",
+        ];
+        for raw in cases {
+            let (out, used, done) = decode_all(raw)
+                .unwrap_or_else(|r| panic!("{}: {}", r.reason, String::from_utf8_lossy(raw).escape_debug()));
+            assert_eq!((out.as_slice(), used, done), (&b"hello"[..], raw.len(), true));
+        }
+        assert!(decode_all(b"1111111111111111f\r\n").is_err(), "17 significant digits still overflow");
+        assert!(decode_all(&[&vec![b'0'; 65][..], b"\r\n\r\n"].concat()).is_err(), "the size line is bounded");
     }
 
     #[test]

@@ -16,13 +16,19 @@ pub const HEADER_TIMEOUT: Duration = Duration::from_secs(10);
 /// Time an idle keep-alive connection is kept open waiting for its next request
 /// (kept on a clock that ticks once a second, so good to about a second).
 pub const IDLE_TIMEOUT: Duration = Duration::from_secs(60);
-/// Time a request body may take to arrive once its head is read, and a response may
-/// take to be accepted by a client that stopped reading.
+/// Time a request body may take to arrive once its head is read, and the longest a
+/// response may wait for a client to accept more of it: like nginx's `send_timeout`,
+/// it counts time without progress, so a slow reader still gets a large file whole.
 pub const BODY_TIMEOUT: Duration = Duration::from_secs(30);
 /// Requests answered on one connection before it is closed.
 pub const MAX_REQUESTS_PER_CONNECTION: u64 = 1_000_000;
-/// Open connections one worker holds; further ones are accepted and closed at once.
+/// Open connections one worker holds; further ones are accepted, answered `503` and
+/// closed at once.
 pub const MAX_CONNECTIONS_PER_WORKER: usize = 25_000;
+/// Bytes one worker's connections may hold at once in request bodies being read and
+/// in large responses being written; beyond it a request gets `503` with
+/// `Retry-After`. Bounds the memory that stalled uploads and unread responses pin.
+pub const MAX_BUFFERED_BYTES: usize = 64 * 1024 * 1024;
 /// Time given to in-flight requests after SIGTERM or SIGINT before the process exits.
 pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
 
@@ -48,6 +54,8 @@ pub struct Limits {
     pub max_requests_per_connection: u64,
     /// See [`MAX_CONNECTIONS_PER_WORKER`].
     pub max_connections_per_worker: usize,
+    /// See [`MAX_BUFFERED_BYTES`].
+    pub max_buffered_bytes: usize,
 }
 
 impl Default for Limits {
@@ -62,6 +70,7 @@ impl Default for Limits {
             body_timeout: BODY_TIMEOUT,
             max_requests_per_connection: MAX_REQUESTS_PER_CONNECTION,
             max_connections_per_worker: MAX_CONNECTIONS_PER_WORKER,
+            max_buffered_bytes: MAX_BUFFERED_BYTES,
         }
     }
 }

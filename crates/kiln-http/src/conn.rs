@@ -14,15 +14,16 @@ use std::time::Duration;
 use http::StatusCode;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
-use tokio::time::{Instant, Sleep, timeout_at};
+use tokio::time::{Instant, Sleep, timeout, timeout_at};
 
 use crate::chunked::ChunkedDecoder;
 use crate::encode::{self, Delimit};
+use crate::head::Version;
 use crate::parse::{self, Framing, Parsed, Rejection};
-use crate::request::{Request, Version};
+use crate::request::Request;
 use crate::response::Body;
 use crate::service::Service;
-use crate::worker::{BusyGuard, ConnBufs, Worker};
+use crate::worker::{ConnBufs, INITIAL_BUFFER, KEEP_BUFFER, Worker, shrink};
 
 /// Responses buffered beyond this are written before the next pipelined request is
 /// answered, so a client that pipelines many large responses cannot make us buffer
@@ -37,6 +38,22 @@ const LINGER_TIME: Duration = Duration::from_secs(2);
 const LINGER_BYTES: usize = 256 * 1024;
 /// Least free space offered to each read.
 const READ_CHUNK: usize = 4 * 1024;
+/// How long an idle keep-alive connection is still read once shutdown begins: a
+/// client that was about to send its next request has it answered (with
+/// `Connection: close`) instead of lost to a close that crosses it on the wire.
+const SHUTDOWN_IDLE_WAIT: Duration = Duration::from_secs(1);
+/// Unsent bytes the kernel may queue for a connection once a write has had to wait
+/// (`TCP_NOTSENT_LOWAT`). The socket then turns writable as the client reads, not
+/// only once an autotuned send buffer of megabytes has half drained: the send timeout
+/// sees a slow reader's progress, and a stalled client pins less kernel memory.
+const NOTSENT_LOWAT: u32 = 128 * 1024;
+/// Requests one connection answers in a row before letting the others run: a client
+/// that pipelines thousands of requests in one write must not hold the worker.
+const REQUESTS_PER_TURN: u32 = 64;
+/// Answered when a request body or a response would take the worker past its
+/// buffering budget (`Limits::max_buffered_bytes`).
+const OVER_BUDGET: Rejection =
+    Rejection { status: StatusCode::SERVICE_UNAVAILABLE, reason: "server busy: too much buffered, retry later" };
 
 /// Why a connection stopped; each ends it, none is reported beyond it.
 enum Stop {
@@ -54,14 +71,29 @@ impl From<io::Error> for Stop {
 type Flow<T = ()> = Result<T, Stop>;
 
 /// Serves one accepted connection until it closes.
-pub(crate) async fn serve<S: Service>(stream: TcpStream, peer: SocketAddr, service: Rc<S>, worker: Rc<Worker>) {
+/// `slot` is the one `Worker::open_connection` gave it; it is closed here.
+pub(crate) async fn serve<S: Service>(
+    stream: TcpStream,
+    peer: SocketAddr,
+    service: Rc<S>,
+    worker: Rc<Worker>,
+    slot: usize,
+) {
     let idle_deadline = worker.coarse_now() + worker.limits.idle_timeout;
     let idle_timer = Box::pin(tokio::time::sleep_until(idle_deadline));
-    let mut conn = Conn { stream, peer, worker, bufs: ConnBufs::default(), start: 0, served: 0, idle_timer };
-    let _ = conn.run(&*service).await;
+    let bufs = ConnBufs::default();
+    let mut conn = Conn { stream, peer, worker, bufs, start: 0, served: 0, idle_timer, slot, held: 0, lowat: false };
+    let finished = conn.run(&*service).await.is_ok();
+    conn.worker.unhold(&mut conn.held);
     if conn.bufs.is_allocated() {
         conn.worker.release(mem::take(&mut conn.bufs));
     }
+    if finished && conn.worker.shutting_down.get() {
+        // The last answer said `Connection: close`; closing with input unread would
+        // reset the connection and could destroy that answer before it is read.
+        conn.linger().await;
+    }
+    conn.worker.close_connection(conn.slot);
 }
 
 struct Conn {
@@ -75,21 +107,41 @@ struct Conn {
     /// One timer for the connection's whole life, moved forward on the coarse clock
     /// rather than created per request: pushing a deadline later touches no timer wheel.
     idle_timer: Pin<Box<Sleep>>,
+    /// Where this connection parks its waker while idle (see `Worker::park`).
+    slot: usize,
+    /// Bytes of the worker's buffering budget this connection holds.
+    held: usize,
+    /// Whether `NOTSENT_LOWAT` is set: on the first write that cannot finish at once.
+    lowat: bool,
+}
+
+/// What ended a wait for the next request.
+enum Idle {
+    Readable,
+    Shutdown,
+    TimedOut,
 }
 
 impl Conn {
     async fn run<S: Service>(&mut self, service: &S) -> Flow {
+        let mut in_a_row = 0;
         loop {
             if self.start == self.bufs.read.len() {
                 self.flush().await?;
                 self.bufs.read.clear();
                 self.start = 0;
-                if self.worker.shutting_down.get() || !self.wait_idle().await? {
+                if !self.wait_idle().await? {
                     return Ok(());
                 }
+                in_a_row = 0;
+            } else if in_a_row == REQUESTS_PER_TURN {
+                // Pipelined requests are still buffered: send what is answered, then
+                // let the worker's other connections have their turn.
+                self.flush().await?;
+                tokio::task::yield_now().await;
+                in_a_row = 0;
             }
-            let worker = Rc::clone(&self.worker);
-            let _busy = BusyGuard::new(&worker);
+            in_a_row += 1;
             if !self.serve_one(service).await? {
                 self.flush().await?;
                 return Ok(());
@@ -101,43 +153,54 @@ impl Conn {
     }
 
     /// Waits for the next request's first bytes and reads them. Hands the buffers back
-    /// to the worker while waiting. `false`: the peer closed or stayed idle too long.
+    /// to the worker while waiting. `false`: the peer closed or stayed idle too long,
+    /// or shutdown began and the connection stayed idle through its last call.
     async fn wait_idle(&mut self) -> Flow<bool> {
         let deadline = self.worker.coarse_now() + self.worker.limits.idle_timeout;
         if self.idle_timer.deadline() != deadline {
             self.idle_timer.as_mut().reset(deadline);
         }
-        let (stream, worker, bufs, timer) = (&self.stream, &self.worker, &mut self.bufs, &mut self.idle_timer);
-        let ready = poll_fn(|cx| match stream.poll_read_ready(cx) {
-            Poll::Pending => {
-                if bufs.is_allocated() {
-                    worker.release(mem::take(bufs));
-                }
-                match timer.as_mut().poll(cx) {
-                    Poll::Ready(()) => Poll::Ready(Ok(false)),
-                    Poll::Pending => Poll::Pending,
+        let mut last_call = false;
+        loop {
+            if self.worker.shutting_down.get() && !last_call {
+                last_call = true;
+                let deadline = Instant::now() + SHUTDOWN_IDLE_WAIT;
+                if deadline < self.idle_timer.deadline() {
+                    self.idle_timer.as_mut().reset(deadline);
                 }
             }
-            Poll::Ready(ready) => Poll::Ready(ready.map(|()| true)),
-        });
-        if !ready.await? {
-            return Ok(false);
-        }
-        if !self.bufs.is_allocated() {
-            self.bufs = self.worker.acquire();
-        }
-        // Readiness can be spurious; the read stays under the idle deadline, on the same
-        // timer, so a wake-up without data cannot park the connection for ever.
-        let (stream, read, timer) = (&mut self.stream, &mut self.bufs.read, &mut self.idle_timer);
-        read.reserve(READ_CHUNK);
-        let mut read = pin!(stream.read_buf(read));
-        let read = poll_fn(|cx| match read.as_mut().poll(cx) {
-            Poll::Ready(r) => Poll::Ready(Some(r)),
-            Poll::Pending => timer.as_mut().poll(cx).map(|()| None),
-        });
-        match read.await {
-            Some(n) => Ok(n? > 0),
-            None => Ok(false),
+            let (stream, worker, bufs, timer, slot) =
+                (&self.stream, &self.worker, &mut self.bufs, &mut self.idle_timer, self.slot);
+            let idle = poll_fn(|cx| match stream.poll_read_ready(cx) {
+                Poll::Pending => {
+                    if bufs.is_allocated() {
+                        worker.release(mem::take(bufs));
+                    }
+                    if worker.shutting_down.get() && !last_call {
+                        return Poll::Ready(Ok(Idle::Shutdown));
+                    }
+                    worker.park(slot, cx.waker());
+                    timer.as_mut().poll(cx).map(|()| Ok(Idle::TimedOut))
+                }
+                Poll::Ready(ready) => Poll::Ready(ready.map(|()| Idle::Readable)),
+            });
+            match idle.await? {
+                Idle::Readable => {}
+                Idle::Shutdown => continue,
+                Idle::TimedOut => return Ok(false),
+            }
+            if !self.bufs.is_allocated() {
+                self.bufs = self.worker.acquire();
+            }
+            self.bufs.read.reserve(READ_CHUNK);
+            match self.stream.try_read_buf(&mut self.bufs.read) {
+                Ok(n) => return Ok(n > 0),
+                // Readiness was spurious (as it is right after accept): wait again, and
+                // give the buffers back, so that a connection that never sends a byte
+                // holds none.
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
+                Err(e) => return Err(e.into()),
+            }
         }
     }
 
@@ -164,7 +227,37 @@ impl Conn {
         self.start += consumed;
         self.served += 1;
         let keep_alive = keep_alive && self.served < self.worker.limits.max_requests_per_connection;
-        self.write_response(&parsed, keep_alive).await
+        let keep_alive = self.write_response(&parsed, keep_alive).await?;
+        if self.held > 0 {
+            self.give_back();
+        }
+        Ok(keep_alive)
+    }
+
+    /// Charges the worker's budget for the buffers as they stand now; `false`: over
+    /// budget. Capacities are counted, since that is the memory held.
+    fn hold_buffers(&mut self) -> bool {
+        let b = &self.bufs;
+        let bytes = b.read.capacity() + b.chunked_body.capacity() + b.res.buffer.capacity();
+        self.worker.hold(&mut self.held, bytes)
+    }
+
+    /// After a request that held part of the budget: frees the large buffers it left
+    /// and gives the budget back, so that the memory returns now, not at close.
+    fn give_back(&mut self) {
+        let b = &mut self.bufs;
+        if b.res.buffer.capacity() > KEEP_BUFFER {
+            b.res.buffer = Vec::new();
+        }
+        b.chunked_body = Vec::new();
+        if b.read.capacity() > KEEP_BUFFER {
+            b.read.drain(..self.start);
+            self.start = 0;
+            let keep = b.read.len().max(INITIAL_BUFFER);
+            b.read.shrink_to(keep);
+        }
+        shrink(&mut b.write, INITIAL_BUFFER);
+        self.worker.unhold(&mut self.held);
     }
 
     /// Parses the head at `start`, reading more until it is complete.
@@ -222,17 +315,22 @@ impl Conn {
     /// raw bytes after the head belong to it (a chunked body is decoded into
     /// `bufs.chunked_body` and its raw bytes removed, so that is 0).
     async fn read_body(&mut self, parsed: &Parsed) -> Flow<Result<usize, Rejection>> {
-        let limits = &self.worker.limits;
-        let deadline = Instant::now() + limits.body_timeout;
         let mut continue_sent = false;
         match parsed.framing {
             Framing::Empty => Ok(Ok(0)),
             Framing::Length(n) => {
+                let deadline = Instant::now() + self.worker.limits.body_timeout;
                 let need = parsed.len + n as usize;
                 while self.bufs.read.len() - self.start < need {
                     self.send_continue(parsed, &mut continue_sent).await?;
-                    let have = self.bufs.read.len() - self.start;
-                    self.bufs.read.reserve(need - have);
+                    // Grown as the body arrives (doubling, never past the body), so a
+                    // stalled upload holds what it sent, not what it announced.
+                    let read = &mut self.bufs.read;
+                    let missing = need - (read.len() - self.start);
+                    read.reserve_exact(missing.min(read.len()).max(READ_CHUNK));
+                    if !self.hold_buffers() {
+                        return Ok(Err(OVER_BUDGET));
+                    }
                     if !self.fill(deadline).await? {
                         return Err(Stop::Done);
                     }
@@ -240,7 +338,8 @@ impl Conn {
                 Ok(Ok(n as usize))
             }
             Framing::Chunked => {
-                let max_body = limits.max_body_bytes;
+                let deadline = Instant::now() + self.worker.limits.body_timeout;
+                let max_body = self.worker.limits.max_body_bytes;
                 let mut decoder = ChunkedDecoder::new();
                 self.bufs.chunked_body.clear();
                 loop {
@@ -250,6 +349,9 @@ impl Conn {
                         Err(rejection) => return Ok(Err(rejection)),
                     };
                     self.bufs.read.drain(at..at + used);
+                    if !self.hold_buffers() {
+                        return Ok(Err(OVER_BUDGET));
+                    }
                     if decoder.is_done() {
                         return Ok(Ok(0));
                     }
@@ -312,6 +414,12 @@ impl Conn {
     /// Encodes `bufs.res` and writes what cannot wait in the write buffer. Returns
     /// whether the connection stays open (a body delimited by close ends it).
     async fn write_response(&mut self, parsed: &Parsed, keep_alive: bool) -> Flow<bool> {
+        if self.bufs.res.buffer.capacity() >= COPY_BODY_MAX && !self.hold_buffers() {
+            // Built, but more than the worker may hold while it waits for the client:
+            // freed at once, and the client told to come back.
+            self.bufs.res.buffer = Vec::new();
+            encode::error_response(&mut self.bufs.res, OVER_BUDGET.status, OVER_BUDGET.reason);
+        }
         let version = self.bufs.head.version.unwrap_or(Version::Http11);
         let delimit = encode::delimit(&self.bufs.res, version);
         let keep_alive = keep_alive && delimit != Delimit::Close;
@@ -321,18 +429,15 @@ impl Conn {
             self.bufs.res.body = Body::Buffer;
             return Ok(keep_alive);
         }
-        if let Some(bytes) = encode::body_bytes(&self.bufs.res) {
+        if let Some(bytes) = self.bufs.res.body_bytes() {
             if bytes.len() < COPY_BODY_MAX {
                 self.bufs.write.extend_from_slice(bytes);
                 return Ok(keep_alive);
             }
-            let deadline = Instant::now() + self.worker.limits.body_timeout;
-            let result = timeout_at(deadline, write_two(&mut self.stream, &self.bufs.write, bytes)).await;
+            expect_slow_writes(&self.stream, &mut self.lowat);
+            let result = write_two(&mut self.stream, &self.bufs.write, bytes, self.worker.limits.body_timeout).await;
             self.bufs.write.clear();
-            return match result {
-                Ok(r) => r.map(|()| keep_alive).map_err(Stop::from),
-                Err(_) => Err(Stop::Done),
-            };
+            return result.map(|()| keep_alive);
         }
         match mem::replace(&mut self.bufs.res.body, Body::Buffer) {
             Body::File { file, offset, len } => {
@@ -375,10 +480,11 @@ impl Conn {
     /// Writes the buffered head, then `len` bytes of `file` from `offset`.
     async fn send_file(&mut self, file: std::fs::File, offset: u64, len: u64) -> Flow {
         self.flush().await?;
-        let deadline = Instant::now() + self.worker.limits.body_timeout;
-        match timeout_at(deadline, crate::sendfile::send_file(&self.stream, &file, offset, len)).await {
-            Ok(r) => Ok(r?),
-            Err(_) => Err(Stop::Done),
+        expect_slow_writes(&self.stream, &mut self.lowat);
+        match crate::sendfile::send_file(&self.stream, &file, offset, len, self.worker.limits.body_timeout).await {
+            Ok(true) => Ok(()),
+            Ok(false) => Err(Stop::Done),
+            Err(e) => Err(e.into()),
         }
     }
 
@@ -390,7 +496,10 @@ impl Conn {
         let delimit = encode::delimit(&self.bufs.res, version);
         let date = self.worker.date();
         encode::encode_head(&mut self.bufs.write, &self.bufs.res, &date, delimit, false, version);
-        self.bufs.write.extend_from_slice(&self.bufs.res.buffer);
+        // RFC 9110 §9.3.2: the answer to `HEAD` has no body, refused or not.
+        if !self.bufs.read[self.start..].starts_with(b"HEAD ") {
+            self.bufs.write.extend_from_slice(&self.bufs.res.buffer);
+        }
         self.flush().await?;
         self.linger().await;
         Ok(false)
@@ -416,7 +525,7 @@ impl Conn {
         }
     }
 
-    /// Writes the write buffer out, within the body timeout.
+    /// Writes the write buffer out; the body timeout bounds each wait for progress.
     async fn flush(&mut self) -> Flow {
         if self.bufs.write.is_empty() {
             return Ok(());
@@ -431,26 +540,38 @@ impl Conn {
             self.bufs.write.clear();
             return Ok(());
         }
-        let deadline = Instant::now() + self.worker.limits.body_timeout;
-        let result = timeout_at(deadline, self.stream.write_all(&self.bufs.write[written..])).await;
+        expect_slow_writes(&self.stream, &mut self.lowat);
+        let result =
+            write_two(&mut self.stream, &self.bufs.write[written..], &[], self.worker.limits.body_timeout).await;
         self.bufs.write.clear();
-        match result {
-            Ok(r) => Ok(r?),
-            Err(_) => Err(Stop::Done),
-        }
+        result
     }
 }
 
-/// Writes `a` then `b` with as few system calls as the socket allows.
-async fn write_two(stream: &mut TcpStream, mut a: &[u8], mut b: &[u8]) -> io::Result<()> {
-    while !a.is_empty() {
-        let n = stream.write_vectored(&[IoSlice::new(a), IoSlice::new(b)]).await?;
+/// Sets `NOTSENT_LOWAT` once per connection (`lowat` says whether it is), before a
+/// write that may wait.
+fn expect_slow_writes(stream: &TcpStream, lowat: &mut bool) {
+    if !*lowat {
+        *lowat = true;
+        let _ = socket2::SockRef::from(stream).set_tcp_notsent_lowat(NOTSENT_LOWAT);
+    }
+}
+
+/// Writes `a` then `b` with as few system calls as the socket allows. The client
+/// must accept some bytes within `stall` each time it is waited for: a slow reader is
+/// served to the end, one that stopped reading is dropped (as nginx's `send_timeout`).
+async fn write_two(stream: &mut TcpStream, mut a: &[u8], mut b: &[u8], stall: Duration) -> Flow {
+    while !a.is_empty() || !b.is_empty() {
+        let n = match timeout(stall, stream.write_vectored(&[IoSlice::new(a), IoSlice::new(b)])).await {
+            Ok(n) => n?,
+            Err(_) => return Err(Stop::Done),
+        };
         if n == 0 {
-            return Err(io::ErrorKind::WriteZero.into());
+            return Err(Stop::Io);
         }
         let from_a = n.min(a.len());
         a = &a[from_a..];
         b = &b[n - from_a..];
     }
-    stream.write_all(b).await
+    Ok(())
 }

@@ -2,8 +2,8 @@
 
 use http::StatusCode;
 
-use crate::request::Version;
-use crate::response::{Body, Response};
+use crate::head::Version;
+use crate::response::Response;
 
 /// How the response body is delimited.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -62,16 +62,6 @@ pub(crate) fn encode_head(
     out.extend_from_slice(b"\r\n");
 }
 
-/// The body bytes held in memory, if the body is of that kind.
-pub(crate) fn body_bytes(res: &Response) -> Option<&[u8]> {
-    match &res.body {
-        Body::Buffer => Some(&res.buffer),
-        Body::Static(b) => Some(b),
-        Body::Bytes(b) => Some(b),
-        Body::File { .. } | Body::Stream(_) => None,
-    }
-}
-
 fn status_line(out: &mut Vec<u8>, status: StatusCode) {
     if status == StatusCode::OK {
         out.extend_from_slice(b"HTTP/1.1 200 OK\r\n");
@@ -84,11 +74,15 @@ fn status_line(out: &mut Vec<u8>, status: StatusCode) {
     out.extend_from_slice(b"\r\n");
 }
 
-/// A short plain-text response for a refused request.
+/// A short plain-text response for a refused request. A `503` says when to retry
+/// (RFC 9110 §10.2.3), so that a proxy does not treat it as lasting.
 pub(crate) fn error_response(res: &mut Response, status: StatusCode, reason: &str) {
     res.clear();
     res.set_status(status);
     res.set_content_type("text/plain; charset=utf-8");
+    if status == StatusCode::SERVICE_UNAVAILABLE {
+        res.append_header_unchecked(b"Retry-After", b"1");
+    }
     let body = res.body_mut();
     body.extend_from_slice(reason.as_bytes());
     body.push(b'\n');

@@ -38,6 +38,7 @@ mod error;
 #[cfg(feature = "fuzzing")]
 #[doc(hidden)]
 pub mod fuzzing;
+mod head;
 mod parse;
 mod request;
 mod response;
@@ -49,12 +50,13 @@ mod worker;
 pub use bytes::Bytes;
 pub use chunked::{MAX_CHUNK_EXTENSIONS, MAX_TRAILER_BYTES};
 pub use config::{
-    BODY_TIMEOUT, HEADER_TIMEOUT, IDLE_TIMEOUT, Limits, MAX_BODY_BYTES, MAX_CONNECTIONS_PER_WORKER, MAX_HEAD_BYTES,
-    MAX_HEADERS, MAX_REQUEST_LINE, MAX_REQUESTS_PER_CONNECTION, SHUTDOWN_GRACE,
+    BODY_TIMEOUT, HEADER_TIMEOUT, IDLE_TIMEOUT, Limits, MAX_BODY_BYTES, MAX_BUFFERED_BYTES, MAX_CONNECTIONS_PER_WORKER,
+    MAX_HEAD_BYTES, MAX_HEADERS, MAX_REQUEST_LINE, MAX_REQUESTS_PER_CONNECTION, SHUTDOWN_GRACE,
 };
 pub use error::Error;
+pub use head::Version;
 pub use http::{Method, StatusCode};
-pub use request::{Request, RequestBytes, Version};
+pub use request::{Request, RequestBytes};
 pub use response::{BodyStream, InvalidHeader, Response};
 pub use server::{Server, ServerHandle};
 pub use service::{Service, ServiceFn, service_fn};

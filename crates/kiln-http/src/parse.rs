@@ -6,7 +6,7 @@ use std::mem::MaybeUninit;
 use http::StatusCode;
 
 use crate::config::Limits;
-use crate::request::{Head, HeaderSpan, Version};
+use crate::head::{Head, HeaderSpan, Version};
 
 /// Header slots reserved on the stack per parse; `Limits::max_headers` is capped to it.
 const HEADER_SLOTS: usize = 256;
@@ -62,6 +62,16 @@ pub(crate) fn parse_head(buf: &[u8], limits: &Limits, head: &mut Head) -> Result
         Ok(httparse::Status::Partial) => return check_partial_head(buf, limits).map(|()| None),
         Err(e) => {
             check_request_line_length(buf, limits.max_request_line)?;
+            if e == httparse::Error::Version
+                && let Some(minor) = higher_minor_version(buf)
+            {
+                // RFC 9112 §2.3: a higher minor version of HTTP/1 is answered as 1.1.
+                // httparse knows only 1.0 and 1.1, so a copy saying 1.1 is parsed; the
+                // copy has the same length, so every offset holds for `buf` too.
+                let mut as_11 = buf.to_vec();
+                as_11[minor] = b'1';
+                return parse_head(&as_11, limits, head);
+            }
             return Err(rejection_for(e, buf));
         }
     };
@@ -85,7 +95,7 @@ pub(crate) fn parse_head(buf: &[u8], limits: &Limits, head: &mut Head) -> Result
         return Err(reject(StatusCode::URI_TOO_LONG, "request line too long"));
     }
     head.method = span(method.as_bytes());
-    head.target = span(target.as_bytes());
+    head.target = span(origin_form(target.as_bytes())?);
     head.version = Some(version);
     head.headers.clear();
 
@@ -107,6 +117,9 @@ pub(crate) fn parse_head(buf: &[u8], limits: &Limits, head: &mut Head) -> Result
         let value = h.value;
         if name.eq_ignore_ascii_case(b"host") {
             hosts += 1;
+            if !is_valid_host(value) {
+                return Err(reject(BAD, "invalid Host header"));
+            }
         } else if name.eq_ignore_ascii_case(b"content-length") {
             let n = parse_content_length(value)?;
             if content_length.is_some_and(|prev| prev != n) {
@@ -194,6 +207,93 @@ pub(crate) fn parse_head(buf: &[u8], limits: &Limits, head: &mut Head) -> Result
     Ok(Some(Parsed { len, framing, keep_alive, expect_continue, is_head: method == "HEAD" }))
 }
 
+/// The part of the target a server routes by. RFC 9112 §3.2.2: a server must accept
+/// the absolute form (`http://host/path?query`), as a proxy sends it; its path and
+/// query are then the target. An empty path is left empty (`Request::path` reads it
+/// as `/`).
+fn origin_form(target: &[u8]) -> Result<&[u8], Rejection> {
+    if target.first() == Some(&b'/') || target == b"*" {
+        return Ok(target);
+    }
+    let Some(sep) = target.windows(3).position(|w| w == b"://") else {
+        return Err(reject(BAD, "invalid request target"));
+    };
+    let scheme = &target[..sep];
+    if !(scheme.eq_ignore_ascii_case(b"http") || scheme.eq_ignore_ascii_case(b"https")) {
+        return Err(reject(BAD, "request target is not an http URI"));
+    }
+    let rest = &target[sep + 3..];
+    let end = rest.iter().position(|&b| b == b'/' || b == b'?').unwrap_or(rest.len());
+    // RFC 9110 §4.2.4: userinfo in an http URI is an error, and must not reach a
+    // server as part of the authority.
+    if end == 0 || !is_valid_host(&rest[..end]) {
+        return Err(reject(BAD, "invalid authority in request target"));
+    }
+    Ok(&rest[end..])
+}
+
+/// RFC 9110 §7.2 with RFC 3986 §3.2.2–3.2.3: `Host = uri-host [ ":" port ]`, where the
+/// host is an IP literal in brackets or a reg-name (unreserved, pct-encoded and
+/// sub-delims), and the port a number that fits a TCP port. An empty value is allowed
+/// (§7.2: a target without authority). Userinfo (`a@b`), spaces and `/` are refused.
+fn is_valid_host(value: &[u8]) -> bool {
+    let (host, port) = if value.first() == Some(&b'[') {
+        let Some(close) = value.iter().position(|&b| b == b']') else { return false };
+        let literal = &value[1..close];
+        let literal_ok =
+            !literal.is_empty() && literal.iter().all(|&b| is_unreserved(b) || is_sub_delim(b) || b == b':');
+        if !literal_ok {
+            return false;
+        }
+        match &value[close + 1..] {
+            [] => (&value[..0], None),
+            [b':', port @ ..] => (&value[..0], Some(port)),
+            _ => return false,
+        }
+    } else {
+        match value.iter().rposition(|&b| b == b':') {
+            Some(colon) => (&value[..colon], Some(&value[colon + 1..])),
+            None => (value, None),
+        }
+    };
+    let port_ok = port.is_none_or(|p| {
+        p.len() <= 5
+            && p.iter().all(u8::is_ascii_digit)
+            && p.iter().fold(0u32, |n, &d| n * 10 + u32::from(d - b'0')) <= 65535
+    });
+    port_ok && is_reg_name(host)
+}
+
+/// `reg-name = *( unreserved / pct-encoded / sub-delims )` (RFC 3986 §3.2.2).
+fn is_reg_name(name: &[u8]) -> bool {
+    let mut i = 0;
+    while i < name.len() {
+        match name[i] {
+            b'%' => {
+                if !(name.get(i + 1).is_some_and(u8::is_ascii_hexdigit)
+                    && name.get(i + 2).is_some_and(u8::is_ascii_hexdigit))
+                {
+                    return false;
+                }
+                i += 3;
+                continue;
+            }
+            b if is_unreserved(b) || is_sub_delim(b) => {}
+            _ => return false,
+        }
+        i += 1;
+    }
+    true
+}
+
+fn is_unreserved(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~')
+}
+
+fn is_sub_delim(b: u8) -> bool {
+    matches!(b, b'!' | b'$' | b'&' | b'\'' | b'(' | b')' | b'*' | b'+' | b',' | b';' | b'=')
+}
+
 fn is_known_coding(coding: &[u8]) -> bool {
     [&b"gzip"[..], b"x-gzip", b"deflate", b"compress", b"x-compress"].iter().any(|k| coding.eq_ignore_ascii_case(k))
 }
@@ -248,6 +348,16 @@ fn rejection_for(e: httparse::Error, buf: &[u8]) -> Rejection {
         httparse::Error::NewLine => reject(BAD, "invalid line ending"),
         httparse::Error::Status => reject(BAD, "malformed request"),
     }
+}
+
+/// Where the minor digit sits when the request line ends in `HTTP/1.y` with y above 1.
+fn higher_minor_version(buf: &[u8]) -> Option<usize> {
+    let line_end = buf.iter().position(|&b| b == b'\n')?;
+    let line = &buf[..line_end];
+    let line = line.strip_suffix(b"\r").unwrap_or(line);
+    let minor = line.len().checked_sub(1)?;
+    let ok = minor >= 8 && &line[minor - 8..minor] == b" HTTP/1." && matches!(line[minor], b'2'..=b'9');
+    ok.then_some(minor)
 }
 
 /// Whether the request line ends in a well-formed `HTTP/x.y` other than 1.0 and 1.1,
@@ -353,6 +463,50 @@ mod tests {
         for (raw, want) in cases {
             assert_eq!(status_of(raw), *want, "{}", String::from_utf8_lossy(raw).escape_debug());
         }
+    }
+
+    #[test]
+    fn host_values_that_are_not_an_authority_get_400() {
+        // Issue 13: `a@x`, `a b`, `x/y` and `x:99999` were answered 200.
+        let host = |value: &str| status_of(format!("GET / HTTP/1.1\r\nHost: {value}\r\n\r\n").as_bytes());
+        for bad in ["a@x", "a b", "x/y", "x:99999", "x:1x", "[::1", "[::1]x", "[]", "a%zz", "x:8080:1", "ex\"ample"] {
+            assert_eq!(host(bad), 400, "Host: {bad}");
+        }
+        for good in
+            ["", "x", "example.com:8080", "127.0.0.1:65535", "[::1]:80", "[v1.a]", "a%20b", "x:", "xn--bcher-kva.de"]
+        {
+            assert_eq!(host(good), 200, "Host: {good}");
+        }
+    }
+
+    #[test]
+    fn an_absolute_form_target_is_reduced_to_its_path_and_query() {
+        // Issue 13: `GET http://x/hello` got `404 no route for http://x/hello`.
+        let target_of = |raw: &[u8]| {
+            let mut head = Head::default();
+            parse_head(raw, &Limits::default(), &mut head).unwrap().unwrap();
+            String::from_utf8(raw[head.target.start as usize..head.target.end as usize].to_vec()).unwrap()
+        };
+        assert_eq!(target_of(b"GET http://x/hello?a=1 HTTP/1.1\r\nHost: x\r\n\r\n"), "/hello?a=1");
+        assert_eq!(target_of(b"GET HTTPS://x:8443/ HTTP/1.1\r\nHost: x\r\n\r\n"), "/");
+        assert_eq!(target_of(b"GET http://x HTTP/1.1\r\nHost: x\r\n\r\n"), "");
+        assert_eq!(target_of(b"OPTIONS * HTTP/1.1\r\nHost: x\r\n\r\n"), "*");
+        for bad in ["ftp://x/a", "http://u@x/a", "http:///a", "x/a", "http:/x"] {
+            let raw = format!("GET {bad} HTTP/1.1\r\nHost: x\r\n\r\n");
+            assert_eq!(status_of(raw.as_bytes()), 400, "{bad}");
+        }
+    }
+
+    #[test]
+    fn a_higher_http_1_minor_version_is_answered_as_1_1() {
+        // Issue 13: RFC 9112 §2.3; `HTTP/1.2` got 505.
+        let mut head = Head::default();
+        let raw = b"GET /a HTTP/1.2\r\nHost: x\r\nX: y\r\n\r\n";
+        let p = parse_head(raw, &Limits::default(), &mut head).unwrap().unwrap();
+        assert_eq!((p.len, head.version, p.keep_alive), (raw.len(), Some(Version::Http11), true));
+        assert_eq!(&raw[head.headers[1].value.start as usize..head.headers[1].value.end as usize], b"y");
+        assert_eq!(status_of(b"GET / HTTP/1.9\r\n\r\n"), 400, "still needs its Host");
+        assert_eq!(status_of(b"GET / HTTP/2.0\r\nHost: x\r\n\r\n"), 505);
     }
 
     #[test]

@@ -3,32 +3,7 @@
 use std::net::SocketAddr;
 use std::ops::Range;
 
-/// The HTTP version of a request.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Version {
-    /// HTTP/1.0: the connection closes after the response unless the client asked
-    /// for `Connection: keep-alive`.
-    Http10,
-    /// HTTP/1.1: the connection stays open unless either side says `Connection: close`.
-    Http11,
-}
-
-/// Where a header's name and value sit in the read buffer.
-#[derive(Debug, Clone)]
-pub(crate) struct HeaderSpan {
-    pub(crate) name: Range<u32>,
-    pub(crate) value: Range<u32>,
-}
-
-/// A parsed request head, held as offsets into the read buffer so that nothing is
-/// copied and the connection future stays small.
-#[derive(Debug, Default)]
-pub(crate) struct Head {
-    pub(crate) method: Range<u32>,
-    pub(crate) target: Range<u32>,
-    pub(crate) version: Option<Version>,
-    pub(crate) headers: Vec<HeaderSpan>,
-}
+use crate::head::{Head, Version};
 
 /// One request: method, target, version, headers and the whole body.
 ///
@@ -59,15 +34,20 @@ impl<'a> Request<'a> {
         self.str(&self.head.method)
     }
 
-    /// The request target as sent: path and query, still percent-encoded.
+    /// The request target: path and query, still percent-encoded. An absolute-form
+    /// target (`http://host/a?b`, RFC 9112 §3.2.2) is given as its path and query.
     pub fn target(&self) -> &'a str {
         self.str(&self.head.target)
     }
 
-    /// The path part of the target (before any `?`), still percent-encoded.
+    /// The path part of the target (before any `?`), still percent-encoded; `/` when
+    /// an absolute-form target has an empty path (RFC 9110 §4.2.3).
     pub fn path(&self) -> &'a str {
         let t = self.target();
-        t.split_once('?').map_or(t, |(p, _)| p)
+        match t.split_once('?').map_or(t, |(p, _)| p) {
+            "" => "/",
+            p => p,
+        }
     }
 
     /// The query part of the target (after the first `?`), if any.

@@ -170,7 +170,12 @@ impl Response {
     /// The body's bytes when they are in memory (buffer, constant or shared bytes);
     /// `None` for a file or a stream.
     pub fn body_bytes(&self) -> Option<&[u8]> {
-        crate::encode::body_bytes(self)
+        match &self.body {
+            Body::Buffer => Some(&self.buffer),
+            Body::Static(b) => Some(b),
+            Body::Bytes(b) => Some(b),
+            Body::File { .. } | Body::Stream(_) => None,
+        }
     }
 
     /// Closes the connection after this response.

@@ -3,6 +3,7 @@
 
 use std::fs::File;
 use std::io;
+use std::time::Duration;
 
 use tokio::io::Interest;
 use tokio::net::TcpStream;
@@ -11,10 +12,21 @@ use tokio::net::TcpStream;
 /// worker's thread for long.
 const SENDFILE_CHUNK: usize = 1 << 20;
 
-pub(crate) async fn send_file(stream: &TcpStream, file: &File, mut offset: u64, len: u64) -> io::Result<()> {
+/// Sends `len` bytes of `file` from `offset`. `Ok(false)`: the client accepted nothing
+/// for `stall` (a slow reader that keeps reading is never cut off).
+pub(crate) async fn send_file(
+    stream: &TcpStream,
+    file: &File,
+    mut offset: u64,
+    len: u64,
+    stall: Duration,
+) -> io::Result<bool> {
     let end = offset + len;
     while offset < end {
-        stream.writable().await?;
+        match tokio::time::timeout(stall, stream.writable()).await {
+            Ok(ready) => ready?,
+            Err(_) => return Ok(false),
+        }
         let count = ((end - offset) as usize).min(SENDFILE_CHUNK);
         let sent = stream.try_io(Interest::WRITABLE, || {
             let mut off = offset as nix::libc::off_t;
@@ -29,5 +41,5 @@ pub(crate) async fn send_file(stream: &TcpStream, file: &File, mut offset: u64, 
             Err(e) => return Err(e),
         }
     }
-    Ok(())
+    Ok(true)
 }

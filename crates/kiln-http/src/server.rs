@@ -2,10 +2,12 @@
 //! current-thread tokio runtime, its own `SO_REUSEPORT` listener and its own
 //! connections. Nothing on the request path crosses threads.
 
+use std::future::poll_fn;
 use std::io;
-use std::net::SocketAddr;
+use std::net::{SocketAddr, ToSocketAddrs};
 use std::rc::Rc;
 use std::sync::Arc;
+use std::task::Poll;
 use std::thread::JoinHandle;
 use std::time::Duration;
 
@@ -25,15 +27,19 @@ const LISTEN_BACKLOG: i32 = 4096;
 /// Pause after an accept failure caused by exhausted resources (file descriptors,
 /// memory), so that the accept loop does not spin while they are short.
 const ACCEPT_BACKOFF: Duration = Duration::from_millis(50);
-/// How often a shutting-down worker checks whether its last request has finished.
+/// How often a shutting-down worker checks whether its last connection has closed.
 const DRAIN_POLL: Duration = Duration::from_millis(5);
+/// Sent to a connection beyond `Limits::max_connections_per_worker` before it is
+/// closed: one write, no parsing, and the client knows to come back.
+const TOO_MANY_CONNECTIONS: &[u8] = b"HTTP/1.1 503 Service Unavailable\r\nServer: kiln\r\nRetry-After: 1\r\n\
+Content-Type: text/plain; charset=utf-8\r\nContent-Length: 21\r\nConnection: close\r\n\r\ntoo many connections\n";
 
 /// Builds and starts a server.
 ///
 /// ```no_run
 /// use kiln_http::{service_fn, Server};
 /// let server = Server::new()
-///     .listen("127.0.0.1:8080".parse().unwrap())
+///     .listen("127.0.0.1:8080")
 ///     .workers(2)
 ///     .serve(|_worker| service_fn(|_req, res| res.body_mut().extend_from_slice(b"hi")))
 ///     .expect("listen");
@@ -42,10 +48,27 @@ const DRAIN_POLL: Duration = Duration::from_millis(5);
 /// ```
 #[derive(Debug, Clone)]
 pub struct Server {
-    addr: SocketAddr,
+    /// Resolved at `serve`, so that a name that does not resolve is a bind error.
+    addr: Listen,
     workers: usize,
     limits: Limits,
     grace: Duration,
+}
+
+/// Where to listen: an address, or what to resolve into one.
+#[derive(Debug, Clone)]
+enum Listen {
+    Addr(SocketAddr),
+    Unresolved(io::ErrorKind, String),
+}
+
+impl Listen {
+    fn resolve(&self) -> io::Result<SocketAddr> {
+        match self {
+            Listen::Addr(addr) => Ok(*addr),
+            Listen::Unresolved(kind, why) => Err(io::Error::new(*kind, why.clone())),
+        }
+    }
 }
 
 impl Default for Server {
@@ -58,16 +81,23 @@ impl Server {
     /// A server on `127.0.0.1:8080` with one worker per core and default limits.
     pub fn new() -> Self {
         Server {
-            addr: SocketAddr::from(([127, 0, 0, 1], 8080)),
+            addr: Listen::Addr(SocketAddr::from(([127, 0, 0, 1], 8080))),
             workers: std::thread::available_parallelism().map_or(1, |n| n.get()),
             limits: Limits::default(),
             grace: SHUTDOWN_GRACE,
         }
     }
 
-    /// The address to listen on; port 0 picks a free port, shared by every worker.
-    pub fn listen(mut self, addr: SocketAddr) -> Self {
-        self.addr = addr;
+    /// The address to listen on: a `SocketAddr`, or anything that resolves to one
+    /// (`"127.0.0.1:8080"`, `("localhost", 8080)`); the first address it resolves to
+    /// is used. Port 0 picks a free port, shared by every worker. An address that does
+    /// not resolve makes [`serve`](Self::serve) fail with a bind error.
+    pub fn listen(mut self, addr: impl ToSocketAddrs) -> Self {
+        self.addr = match addr.to_socket_addrs().map(|mut addrs| addrs.next()) {
+            Ok(Some(addr)) => Listen::Addr(addr),
+            Ok(None) => Listen::Unresolved(io::ErrorKind::InvalidInput, "the address resolves to nothing".into()),
+            Err(e) => Listen::Unresolved(e.kind(), format!("cannot resolve the address: {e}")),
+        };
         self
     }
 
@@ -96,7 +126,7 @@ impl Server {
         F: Fn(usize) -> S + Send + Sync + 'static,
         S: Service,
     {
-        let first = bind(self.addr).map_err(Error::bind)?;
+        let first = self.addr.resolve().and_then(bind).map_err(Error::bind)?;
         let addr = first.local_addr().map_err(Error::bind)?;
         let mut listeners = vec![first];
         for _ in 1..self.workers {
@@ -213,36 +243,44 @@ impl WorkerSetup {
                 biased;
                 _ = self.stop.changed() => break,
                 accepted = listener.accept() => match accepted {
-                    Ok((stream, peer)) => {
-                        if worker.connections.get() >= worker.limits.max_connections_per_worker {
-                            // Accept and close at once: leaving it queued would make the
-                            // listener ready forever and the loop spin.
-                            drop(stream);
-                            continue;
-                        }
-                        let _ = stream.set_nodelay(true);
-                        worker.connections.set(worker.connections.get() + 1);
-                        let (service, worker) = (Rc::clone(&service), Rc::clone(&worker));
-                        spawn_local(async move {
-                            crate::conn::serve(stream, peer, service, Rc::clone(&worker)).await;
-                            worker.connections.set(worker.connections.get() - 1);
-                        });
-                    }
+                    Ok((stream, peer)) => admit(stream, peer, &service, &worker),
                     Err(e) if is_resource_exhaustion(&e) => tokio::time::sleep(ACCEPT_BACKOFF).await,
                     Err(_) => {}
                 },
             }
         }
 
+        // From here every response says `Connection: close` and idle connections get
+        // a last call. Connections that completed their handshake but were not yet
+        // accepted are taken too: closing the listener would reset them, losing any
+        // request they had sent.
+        worker.begin_shutdown();
+        while let Poll::Ready(Ok((stream, peer))) = poll_fn(|cx| Poll::Ready(listener.poll_accept(cx))).await {
+            admit(stream, peer, &service, &worker);
+        }
         drop(listener);
-        worker.shutting_down.set(true);
         let deadline = Instant::now() + self.grace;
-        while worker.busy.get() > 0 && Instant::now() < deadline {
+        while worker.connections.get() > 0 && Instant::now() < deadline {
             tokio::time::sleep(DRAIN_POLL).await;
         }
         ticker.abort();
         Ok(())
     }
+}
+
+/// Starts serving an accepted connection, or turns it away when the worker is full.
+fn admit<S: Service>(stream: tokio::net::TcpStream, peer: SocketAddr, service: &Rc<S>, worker: &Rc<Worker>) {
+    if worker.connections.get() >= worker.limits.max_connections_per_worker {
+        // Answer and close at once: leaving it queued would make the listener ready
+        // forever and the loop spin. The answer fits any socket buffer in one write.
+        let _ = stream.try_write(TOO_MANY_CONNECTIONS);
+        return;
+    }
+    let _ = stream.set_nodelay(true);
+    // Counted now, not when the task first runs, so that neither the limit nor the
+    // end of shutdown misses a connection not yet polled.
+    let slot = worker.open_connection();
+    spawn_local(crate::conn::serve(stream, peer, Rc::clone(service), Rc::clone(worker), slot));
 }
 
 /// Renders the `Date` header once a second for the whole worker.

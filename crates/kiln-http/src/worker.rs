@@ -3,18 +3,19 @@
 //! shared across threads, so none of it needs a lock.
 
 use std::cell::{Cell, RefCell};
+use std::task::Waker;
 use std::time::SystemTime;
 
 use tokio::time::Instant;
 
 use crate::config::Limits;
-use crate::request::Head;
+use crate::head::Head;
 use crate::response::Response;
 
 /// Capacity a connection's read and write buffers start with.
-const INITIAL_BUFFER: usize = 4 * 1024;
+pub(crate) const INITIAL_BUFFER: usize = 4 * 1024;
 /// A buffer grown past this is shrunk back before it returns to the pool.
-const KEEP_BUFFER: usize = 64 * 1024;
+pub(crate) const KEEP_BUFFER: usize = 64 * 1024;
 /// Buffer sets kept for reuse; beyond this, idle connections' buffers are freed.
 const POOL_MAX: usize = 256;
 
@@ -43,12 +44,17 @@ pub(crate) struct Worker {
     /// and reading it costs nothing per request.
     coarse_now: Cell<Instant>,
     pool: RefCell<Vec<ConnBufs>>,
-    /// Open connections, for the per-worker limit.
+    /// Open connections, for the per-worker limit and the end of shutdown.
     pub(crate) connections: Cell<usize>,
-    /// Connections between the first byte of a request and the end of its response.
-    pub(crate) busy: Cell<usize>,
     /// Set once shutdown begins: responses say `Connection: close`, idle connections end.
     pub(crate) shutting_down: Cell<bool>,
+    /// Bytes of request bodies and responses held in connection buffers, against
+    /// `Limits::max_buffered_bytes`.
+    buffered: Cell<usize>,
+    /// The waker of each connection waiting for its next request, by its slot, so that
+    /// shutdown can tell them at once; `free` lists the slots not in use.
+    parked: RefCell<Vec<Option<Waker>>>,
+    free: RefCell<Vec<usize>>,
 }
 
 impl Worker {
@@ -59,9 +65,72 @@ impl Worker {
             coarse_now: Cell::new(Instant::now()),
             pool: RefCell::new(Vec::new()),
             connections: Cell::new(0),
-            busy: Cell::new(0),
             shutting_down: Cell::new(false),
+            buffered: Cell::new(0),
+            parked: RefCell::new(Vec::new()),
+            free: RefCell::new(Vec::new()),
         }
+    }
+
+    /// Counts a new connection and gives it a slot to park its waker in.
+    pub(crate) fn open_connection(&self) -> usize {
+        self.connections.set(self.connections.get() + 1);
+        let mut parked = self.parked.borrow_mut();
+        self.free.borrow_mut().pop().unwrap_or_else(|| {
+            parked.push(None);
+            parked.len() - 1
+        })
+    }
+
+    pub(crate) fn close_connection(&self, slot: usize) {
+        self.connections.set(self.connections.get() - 1);
+        self.parked.borrow_mut()[slot] = None;
+        self.free.borrow_mut().push(slot);
+    }
+
+    /// Records the waker of an idle connection; a task's waker rarely changes, so this
+    /// is a comparison, not a clone.
+    pub(crate) fn park(&self, slot: usize, waker: &Waker) {
+        let mut parked = self.parked.borrow_mut();
+        match &mut parked[slot] {
+            Some(w) if w.will_wake(waker) => {}
+            entry => *entry = Some(waker.clone()),
+        }
+    }
+
+    /// Begins shutdown: from now on responses say `Connection: close`, and every idle
+    /// connection wakes up to drain and close.
+    pub(crate) fn begin_shutdown(&self) {
+        self.shutting_down.set(true);
+        let wakers: Vec<Waker> = self.parked.borrow_mut().iter_mut().filter_map(Option::take).collect();
+        wakers.into_iter().for_each(Waker::wake);
+    }
+
+    /// Raises the bytes this connection holds (`held`) to `want`, if the worker's
+    /// budget allows; `false` when it does not (the caller answers 503).
+    pub(crate) fn hold(&self, held: &mut usize, want: usize) -> bool {
+        if want <= *held {
+            return true;
+        }
+        let total = self.buffered.get() + (want - *held);
+        if total > self.limits.max_buffered_bytes {
+            return false;
+        }
+        self.buffered.set(total);
+        *held = want;
+        true
+    }
+
+    /// Bytes held now, for the fuzz target's check that every byte is given back.
+    #[cfg(feature = "fuzzing")]
+    pub(crate) fn buffered(&self) -> usize {
+        self.buffered.get()
+    }
+
+    /// Gives back what a connection held.
+    pub(crate) fn unhold(&self, held: &mut usize) {
+        self.buffered.set(self.buffered.get() - *held);
+        *held = 0;
     }
 
     /// The `Date` header value, as rendered by the last [`refresh_date`](Self::refresh_date).
@@ -105,7 +174,7 @@ impl Worker {
     }
 }
 
-fn shrink(v: &mut Vec<u8>, to: usize) {
+pub(crate) fn shrink(v: &mut Vec<u8>, to: usize) {
     if v.capacity() > KEEP_BUFFER {
         v.shrink_to(to);
     }
@@ -117,20 +186,4 @@ fn render_date() -> [u8; 29] {
     let n = s.len().min(29);
     out[..n].copy_from_slice(&s.as_bytes()[..n]);
     out
-}
-
-/// Counts a connection as busy while it lives.
-pub(crate) struct BusyGuard<'a>(&'a Worker);
-
-impl<'a> BusyGuard<'a> {
-    pub(crate) fn new(worker: &'a Worker) -> Self {
-        worker.busy.set(worker.busy.get() + 1);
-        BusyGuard(worker)
-    }
-}
-
-impl Drop for BusyGuard<'_> {
-    fn drop(&mut self) {
-        self.0.busy.set(self.0.busy.get() - 1);
-    }
 }

@@ -75,6 +75,11 @@ const BAD_REQUESTS: &[(&str, &[u8], u16)] = &[
     ("control in target", b"GET /a\x7fb HTTP/1.1\r\nHost: a\r\n\r\n", 400),
     ("tab in target", b"GET /a\tb HTTP/1.1\r\nHost: a\r\n\r\n", 400),
     ("unknown expectation", b"GET / HTTP/1.1\r\nHost: a\r\nExpect: teapot\r\n\r\n", 417),
+    ("Host with userinfo", b"GET / HTTP/1.1\r\nHost: a@x\r\n\r\n", 400),
+    ("Host with space", b"GET / HTTP/1.1\r\nHost: a b\r\n\r\n", 400),
+    ("Host with slash", b"GET / HTTP/1.1\r\nHost: x/y\r\n\r\n", 400),
+    ("Host port too big", b"GET / HTTP/1.1\r\nHost: x:99999\r\n\r\n", 400),
+    ("absolute-form, not http", b"GET ftp://x/a HTTP/1.1\r\nHost: x\r\n\r\n", 400),
 ];
 
 #[test]
@@ -134,4 +139,79 @@ fn chunk_extensions_over_the_limit_are_refused() {
     let resps = server.exchange(&raw);
     assert_eq!(resps.len(), 1);
     assert_eq!(resps[0].status, 400);
+}
+
+#[test]
+fn host_values_that_are_not_an_authority_get_400_and_valid_ones_are_served() {
+    // Issue 13: `a@x`, `a b`, `x/y` and `x:99999` got 200 (RFC 9112 §3.2, RFC 3986 §3.2).
+    let server = TestServer::start(Limits::default());
+    for host in ["a@x", "a b", "x/y", "x:99999", "[::1"] {
+        let resps = server.exchange(format!("GET / HTTP/1.1\r\nHost: {host}\r\n\r\n").as_bytes());
+        assert_eq!((resps.len(), resps[0].status), (1, 400), "Host: {host}");
+    }
+    for host in ["example.com:8080", "[::1]:80", "127.0.0.1", ""] {
+        let resps = server.exchange(format!("GET / HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n").as_bytes());
+        assert_eq!(resps[0].status, 200, "Host: {host}");
+    }
+}
+
+#[test]
+fn an_absolute_form_target_is_routed_by_its_path() {
+    // Issue 13: `GET http://x/hello` got `404 no route for http://x/hello` (RFC 9112 §3.2.2).
+    let server = TestServer::start(Limits::default());
+    let resps = server.exchange(b"GET http://x/hello?q=1 HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+    assert_eq!((resps[0].status, resps[0].body_str()), (200, "GET /hello?q=1 0"));
+    let resps = server
+        .exchange(b"POST HTTP://x:80/echo HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\nConnection: close\r\n\r\nhi");
+    assert_eq!((resps[0].status, resps[0].body_str()), (200, "hi"));
+}
+
+#[test]
+fn a_refused_head_request_gets_no_body() {
+    // Issue 13: the 400 to a `HEAD` still carried its text (RFC 9110 §9.3.2).
+    let server = TestServer::start(Limits::default());
+    let mut s = server.connect();
+    std::io::Write::write_all(&mut s, b"HEAD / HTTP/1.1\r\nHost: a b\r\n\r\n").unwrap();
+    let raw = support::read_to_close(&mut s);
+    let resps = support::parse_all(&raw, true);
+    assert_eq!((resps.len(), resps[0].status), (1, 400));
+    assert!(raw.ends_with(b"\r\n\r\n"), "a body followed the head: {}", String::from_utf8_lossy(&raw));
+}
+
+#[test]
+fn valid_chunk_syntax_with_leading_zeros_and_whitespace_before_a_semicolon_is_accepted() {
+    // Issue 13: `00000000000000000000` as a size and BWS before `;` (RFC 9112 §7.1,
+    // §7.1.1) were refused.
+    let server = TestServer::start(Limits::default());
+    let bodies: [&[u8]; 3] = [
+        b"00000000000000000005\r\nhello\r\n00000000000000000000\r\n\r\n",
+        b"5 ;name=value\r\nhello\r\n0\r\n\r\n",
+        b"5\t ; a\r\nhello\r\n0 ;last\r\n\r\n",
+    ];
+    for body in bodies {
+        let raw =
+            [&b"POST /echo HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n"[..], body]
+                .concat();
+        let resps = server.exchange(&raw);
+        assert_eq!((resps[0].status, resps[0].body_str()), (200, "hello"), "{}", String::from_utf8_lossy(body));
+    }
+}
+
+#[test]
+fn http_1_2_is_answered_as_http_1_1() {
+    // Issue 13: `HTTP/1.2` got 505; RFC 9112 §2.3 says to treat it as 1.1.
+    let server = TestServer::start(Limits::default());
+    let mut s = server.connect();
+    std::io::Write::write_all(
+        &mut s,
+        b"GET /v HTTP/1.2\r\nHost: a\r\n\r\nGET /w HTTP/1.2\r\nHost: a\r\nConnection: close\r\n\r\n",
+    )
+    .unwrap();
+    let raw = support::read_to_close(&mut s);
+    let resps = support::parse_all(&raw, false);
+    assert_eq!(
+        resps.iter().map(|r| (r.status, r.body_str())).collect::<Vec<_>>(),
+        [(200, "GET /v 0"), (200, "GET /w 0")]
+    );
+    assert!(raw.starts_with(b"HTTP/1.1 200 OK\r\n"));
 }

@@ -9,6 +9,16 @@ use std::time::{Duration, Instant};
 use kiln_http::{Limits, Server};
 use support::{TestServer, parse_all, read_responses, read_to_close};
 
+/// A client socket with a small receive buffer, so that the server's writes stall on it.
+fn small_window_client(server: &TestServer, rcvbuf: usize) -> std::net::TcpStream {
+    let socket = socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None).unwrap();
+    socket.set_recv_buffer_size(rcvbuf).unwrap();
+    socket.connect(&server.addr().into()).unwrap();
+    let s: std::net::TcpStream = socket.into();
+    s.set_read_timeout(Some(support::CLIENT_TIMEOUT)).unwrap();
+    s
+}
+
 #[test]
 fn each_size_limit_gets_its_status() {
     let limits =
@@ -141,7 +151,7 @@ fn max_requests_per_connection_closes_after_the_last() {
 }
 
 #[test]
-fn connections_beyond_the_worker_limit_are_closed_at_once() {
+fn connections_beyond_the_worker_limit_get_a_503_and_are_closed_at_once() {
     let server = TestServer::start_with(
         Server::new().workers(1).limits(Limits { max_connections_per_worker: 2, ..Limits::default() }),
     );
@@ -152,9 +162,13 @@ fn connections_beyond_the_worker_limit_are_closed_at_once() {
         s.write_all(b"GET / HTTP/1.1\r\nHost: a\r\n\r\n").unwrap();
         assert_eq!(read_responses(s, 1, false)[0].status, 200);
     }
+    // Issue 13: they were closed or reset without an answer. The 503 is sent before
+    // the request is read, so the client reads it without sending one.
     let mut c = server.connect();
-    let _ = c.write_all(b"GET / HTTP/1.1\r\nHost: a\r\n\r\n");
-    assert!(read_to_close(&mut c).is_empty(), "the connection over the limit got an answer");
+    let resps = parse_all(&read_to_close(&mut c), false);
+    assert_eq!(resps.len(), 1);
+    assert_eq!((resps[0].status, resps[0].header("retry-after")), (503, Some("1")));
+    assert_eq!(resps[0].header("connection"), Some("close"));
     a.write_all(b"GET / HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n").unwrap();
     assert_eq!(parse_all(&read_to_close(&mut a), false)[0].status, 200, "existing connections still served");
 }
@@ -189,7 +203,7 @@ fn a_synchronous_service_fn_that_panics_costs_one_500_not_the_worker() {
     // `service_fn` runs its closure while the future is created, before any poll.
     let server = Server::new()
         .workers(1)
-        .listen("127.0.0.1:0".parse().unwrap())
+        .listen("127.0.0.1:0")
         .serve(|_| {
             kiln_http::service_fn(|req, res| {
                 assert!(req.path() != "/panic", "handler panicked on purpose");
@@ -204,4 +218,119 @@ fn a_synchronous_service_fn_that_panics_costs_one_500_not_the_worker() {
     let resps = parse_all(&read_to_close(&mut s), false);
     assert_eq!(resps.iter().map(|r| r.status).collect::<Vec<_>>(), [500, 200]);
     assert_eq!(resps[1].body_str(), "fine");
+}
+
+#[test]
+fn a_slow_reader_gets_a_large_response_whole_since_the_send_timeout_counts_only_stalls() {
+    // Issue 13: the body timeout was a deadline for the whole response, so a client
+    // reading ~60 KB/s got 4.8 MB of 20 MiB. Here a response takes well over the
+    // timeout to read, but the client never stalls for long.
+    let timeout = Duration::from_millis(250);
+    let server = TestServer::start(Limits { body_timeout: timeout, ..Limits::default() });
+    let len = 8 * 1024 * 1024;
+    let dir = std::env::temp_dir().join(format!("kiln-http-slow-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("big.bin");
+    std::fs::write(&file, vec![b'f'; len]).unwrap();
+    for target in [format!("/sized?{len}"), format!("/sendfile?{}", file.display())] {
+        let mut s = small_window_client(&server, 32 * 1024);
+        s.write_all(format!("GET {target} HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n").as_bytes()).unwrap();
+        let started = Instant::now();
+        let mut raw = Vec::new();
+        let mut buf = [0u8; 32 * 1024];
+        loop {
+            match s.read(&mut buf) {
+                Ok(0) => break,
+                Ok(n) => raw.extend_from_slice(&buf[..n]),
+                Err(e) => panic!("read failed after {} bytes: {e}", raw.len()),
+            }
+            std::thread::sleep(Duration::from_millis(4));
+        }
+        let resps = parse_all(&raw, false);
+        assert_eq!((resps[0].status, resps[0].body.len()), (200, len), "{target}");
+        assert!(started.elapsed() > timeout, "the read was not slow enough to tell the two timeouts apart");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn a_response_over_the_worker_buffer_budget_gets_503_and_the_budget_is_given_back() {
+    // Issue 13: responses built in memory had no cap across connections (8 unread
+    // `/bigtable`s held 936 MB). Over the budget the client gets a clear 503.
+    let server = TestServer::start(Limits { max_buffered_bytes: 100 * 1024, ..Limits::default() });
+    let mut s = server.connect();
+    s.write_all(b"GET /sized?204800 HTTP/1.1\r\nHost: a\r\n\r\n").unwrap();
+    let over = &read_responses(&mut s, 1, false)[0];
+    assert_eq!((over.status, over.header("retry-after")), (503, Some("1")));
+    // The connection stays usable, and what one response held is given back: many
+    // responses each within the budget, one after the other, all succeed.
+    for _ in 0..20 {
+        s.write_all(b"GET /sized?65536 HTTP/1.1\r\nHost: a\r\n\r\n").unwrap();
+        let r = &read_responses(&mut s, 1, false)[0];
+        assert_eq!((r.status, r.body.len()), (200, 65536));
+    }
+}
+
+#[test]
+fn stalled_uploads_over_the_worker_buffer_budget_get_503_and_closing_them_gives_it_back() {
+    // Issue 13: 200 stalled uploads of just under the body limit held 315 MB.
+    let server = TestServer::start(Limits { max_buffered_bytes: 256 * 1024, ..Limits::default() });
+    let head = b"POST /echo HTTP/1.1\r\nHost: a\r\nContent-Length: 900000\r\n\r\n";
+    let part = vec![b'u'; 100_000];
+    let mut stalled = Vec::new();
+    for _ in 0..8 {
+        let mut s = server.connect();
+        s.write_all(head).unwrap();
+        s.write_all(&part).unwrap();
+        stalled.push(s);
+    }
+    // The budget holds at most two such uploads; the last six were refused at once.
+    for s in &mut stalled[2..] {
+        let resps = parse_all(&read_to_close(s), false);
+        assert_eq!((resps[0].status, resps[0].header("retry-after")), (503, Some("1")));
+    }
+    drop(stalled);
+    // Echoed, it is held twice (the body read and the response): within the budget
+    // only once the stalled uploads are gone.
+    let small = [
+        &b"POST /echo HTTP/1.1\r\nHost: a\r\nContent-Length: 100000\r\nConnection: close\r\n\r\n"[..],
+        &[b'v'; 100_000],
+    ]
+    .concat();
+    // The server notices the closed uploads as their FIN arrives.
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        let resps = server.exchange(&small);
+        if resps[0].status == 200 {
+            assert_eq!(resps[0].body.len(), 100_000);
+            break;
+        }
+        assert!(Instant::now() < deadline, "the budget was not given back");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn a_client_pipelining_thousands_of_requests_lets_other_connections_take_turns() {
+    // Issue 13: one connection's work per turn was unbounded; here one client pipelines
+    // 20,000 requests and another, already connected, is answered in the middle of them.
+    let server = TestServer::start(Limits::default());
+    let mut other = server.connect();
+    other.write_all(b"GET /warm HTTP/1.1\r\nHost: a\r\n\r\n").unwrap();
+    read_responses(&mut other, 1, false);
+    let flood = server.connect();
+    let mut reader = flood.try_clone().unwrap();
+    let drain = std::thread::spawn(move || read_to_close(&mut reader).len());
+    let mut batch = Vec::new();
+    for i in 0..20_000 {
+        batch.extend_from_slice(format!("GET /p{i} HTTP/1.1\r\nHost: a\r\n\r\n").as_bytes());
+    }
+    batch.extend_from_slice(b"GET /last HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n");
+    (&flood).write_all(&batch).unwrap();
+    other.write_all(b"GET /other HTTP/1.1\r\nHost: a\r\n\r\n").unwrap();
+    assert_eq!(read_responses(&mut other, 1, false)[0].status, 200);
+    assert!(drain.join().unwrap() > 0);
+    let seen = server.seen.targets();
+    let at = |t: &str| seen.iter().position(|s| s == t).unwrap();
+    assert!(at("/other") < at("/last"), "the other connection waited for all 20,000 pipelined requests");
 }

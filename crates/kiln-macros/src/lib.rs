@@ -5,6 +5,7 @@
 //! Use them through `kiln` (`kiln::Route`, `kiln::db::FromRow`,
 //! `kiln::db::migrations!`); the generated code names `::kiln` paths.
 
+mod asset;
 mod from_row;
 mod migrations;
 mod pattern;
@@ -73,4 +74,16 @@ pub fn derive_from_row(input: TokenStream) -> TokenStream {
 #[proc_macro]
 pub fn migrations(input: TokenStream) -> TokenStream {
     migrations::expand(input.into()).unwrap_or_else(syn::Error::into_compile_error).into()
+}
+
+/// A link to a static asset, checked and content-hashed at compile time:
+/// `asset!("site.css")` is `"/static/site.3f9a1c0b.css"`.
+///
+/// The file is read from the `public/` folder beside the calling crate's `Cargo.toml`;
+/// a file that does not exist, or a path that leaves the folder, does not compile. The
+/// crate is rebuilt when the file changes, so the link changes with its content and
+/// can be cached forever (`kiln::App::assets` serves it so).
+#[proc_macro]
+pub fn asset(input: TokenStream) -> TokenStream {
+    asset::expand(input.into()).unwrap_or_else(syn::Error::into_compile_error).into()
 }

@@ -128,7 +128,20 @@ pub(crate) fn expand(input: &DeriveInput) -> syn::Result<TokenStream> {
     let display = display(&pieces, &classified);
     let (impl_generics, ty_generics, where_clause) = input.generics.split_for_impl();
     let pattern_str = pattern.value();
+    // `FromRequest` for each route rather than one blanket impl over `Route`, so that
+    // an argument that is no extractor is reported as such, not as "not a route".
+    let mut with_state = input.generics.clone();
+    with_state.params.push(syn::parse_quote!(__S));
+    let (state_generics, _, _) = with_state.split_for_impl();
     Ok(quote! {
+        impl #state_generics ::kiln::FromRequest<__S> for #name #ty_generics #where_clause {
+            fn from_request(
+                __cx: &::kiln::RequestContext<'_, __S>,
+            ) -> ::core::result::Result<Self, ::kiln::rejection::Rejection> {
+                ::kiln::__route_from_request(__cx)
+            }
+        }
+
         impl #impl_generics ::kiln::Route for #name #ty_generics #where_clause {
             const PATTERN: &'static str = #pattern_str;
             const METHOD: ::kiln::Method = ::kiln::Method::#method;

@@ -2,40 +2,23 @@
 //! at start-up and then shared read-only by every worker.
 
 use std::borrow::Cow;
+use std::error::Error;
 use std::fmt;
 use std::sync::Arc;
+use std::time::Duration;
 
 use kiln_http::{Method, Response};
 
+use crate::access_log::AccessLog;
+use crate::config::Config;
+use crate::dispatch::{AppFactory, StateFactory};
 use crate::handler::{Erased, ErasedHandler, Handler, RouteHandler};
+use crate::link::PublicUrl;
+use crate::make::IntoMakeService;
 use crate::rejection::Rejection;
 use crate::route::Route;
-use crate::service::AppFactory;
-
-/// Largest body [`Json`](crate::Json) and [`Form`](crate::Form) accept by default.
-pub const DEFAULT_BODY_LIMIT: usize = 256 * 1024;
-
-/// What a request for `/a/` gets when only `/a` exists (and the other way round).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum TrailingSlash {
-    /// `308 Permanent Redirect` to the path that exists, keeping the query.
-    #[default]
-    Redirect,
-    /// `404 Not Found`: paths match exactly.
-    Strict,
-}
-
-pub(crate) type RenderRejection = dyn Fn(&Rejection, &mut Response) + Send + Sync;
-type StateFactory<S> = dyn Fn(usize) -> S + Send + Sync;
-
-/// One method on one pattern, as registered.
-pub(crate) struct RouteEntry<S> {
-    pub(crate) pattern: Cow<'static, str>,
-    pub(crate) method: Method,
-    /// Names the route in conflict reports: its type, or what registered it.
-    pub(crate) name: Cow<'static, str>,
-    pub(crate) handler: Arc<dyn ErasedHandler<S>>,
-}
+use crate::router::{BuildError, RouteEntry, Router, TrailingSlash};
+use crate::key::Key;
 
 /// A web application: typed routes and their handlers, built once per worker.
 ///
@@ -55,25 +38,53 @@ pub(crate) struct RouteEntry<S> {
 /// assert_eq!(client.get(&Hello { name: "kiln".into() }).text(), "Hello, kiln!");
 /// ```
 pub struct App<S> {
-    pub(crate) state: Arc<StateFactory<S>>,
-    pub(crate) routes: Vec<RouteEntry<S>>,
-    pub(crate) fallback: Option<Arc<dyn ErasedHandler<S>>>,
-    pub(crate) render: Option<Arc<RenderRejection>>,
-    pub(crate) trailing_slash: TrailingSlash,
-    pub(crate) body_limit: usize,
+    state: Arc<StateFactory<S>>,
+    routes: Vec<RouteEntry<S>>,
+    fallback: Option<Arc<dyn ErasedHandler<S>>>,
+    config: Config,
+    /// A setting refused when it was given, reported by [`build`](Self::build).
+    invalid: Option<BuildError>,
+    trailing_slash: TrailingSlash,
+    log: Option<AccessLog>,
 }
 
 impl<S: 'static> App<S> {
     /// An app whose state is built once per worker by `state(worker_index)`, on the
     /// worker's own thread, so it may be `!Send` and needs no locks.
     pub fn new(state: impl Fn(usize) -> S + Send + Sync + 'static) -> Self {
+        Self::with_factory(Arc::new(move |worker| Ok(state(worker))))
+    }
+
+    /// An app whose per-worker state may fail to build (a database that cannot be
+    /// opened, a file that cannot be read). A failure stops the server:
+    /// [`Serving::run_until_signal`](crate::Serving::run_until_signal) returns
+    /// [`ServeError::State`](crate::ServeError::State) naming the worker and the error.
+    ///
+    /// ```
+    /// use kiln::{App, ServeError, http::Server};
+    ///
+    /// let app = App::try_new(|worker| if worker == 0 { Ok(()) } else { Err("no database") });
+    /// let server = Server::new().listen(std::net::SocketAddr::from(([127, 0, 0, 1], 0))).workers(2);
+    /// let err = kiln::serve(app, server).unwrap().run_until_signal().unwrap_err();
+    /// assert!(matches!(err, ServeError::State(_)));
+    /// assert_eq!(err.to_string(), "the state of worker 1 could not be built: no database");
+    /// ```
+    pub fn try_new<E>(state: impl Fn(usize) -> Result<S, E> + Send + Sync + 'static) -> Self
+    where
+        E: Into<Box<dyn Error + Send + Sync>>,
+    {
+        Self::with_factory(Arc::new(move |worker| state(worker).map_err(Into::into)))
+    }
+
+    fn with_factory(state: Arc<StateFactory<S>>) -> Self {
         App {
-            state: Arc::new(state),
+            state,
             routes: Vec::new(),
             fallback: None,
-            render: None,
+            config: Config::default(),
+            invalid: None,
             trailing_slash: TrailingSlash::default(),
-            body_limit: DEFAULT_BODY_LIMIT,
+            log: None,
         }
     }
 
@@ -91,7 +102,6 @@ impl<S: 'static> App<S> {
 
     /// Registers a handler under a raw `matchit` pattern, for framework parts (static
     /// files) whose routes are not types. `name` appears in conflict reports.
-    #[allow(dead_code)]
     pub(crate) fn insert<H: Handler<A, S>, A: 'static>(
         mut self,
         pattern: impl Into<Cow<'static, str>>,
@@ -118,7 +128,7 @@ impl<S: 'static> App<S> {
     /// Renders rejections the app's way, for example as JSON. A `405` still gets its
     /// `Allow` header.
     pub fn on_rejection(mut self, render: impl Fn(&Rejection, &mut Response) + Send + Sync + 'static) -> Self {
-        self.render = Some(Arc::new(render));
+        self.config.render = Some(Arc::new(render));
         self
     }
 
@@ -128,9 +138,62 @@ impl<S: 'static> App<S> {
         self
     }
 
-    /// Sets the largest body `Json` and `Form` accept (default [`DEFAULT_BODY_LIMIT`]).
+    /// Sets the largest body `Json` and `Form` accept (default
+    /// [`DEFAULT_BODY_LIMIT`](crate::DEFAULT_BODY_LIMIT)).
     pub fn body_limit(mut self, bytes: usize) -> Self {
-        self.body_limit = bytes;
+        self.config.body_limit = bytes;
+        self
+    }
+
+    /// Logs every request to `log` (one line each, written off the request path); the
+    /// handle [`serve`](crate::serve) returns flushes and stops it at the end. `None`
+    /// leaves the log off.
+    ///
+    /// ```no_run
+    /// use kiln::App;
+    /// use kiln::access_log::{AccessLog, LogFormat, LogTarget};
+    ///
+    /// let log = AccessLog::open(LogTarget::File("access.log".into()), LogFormat::Combined);
+    /// let app = App::new(|_| ()).access_log(log);
+    /// kiln::serve(app, kiln::http::Server::new())?.run_until_signal()?;
+    /// # Ok::<(), kiln::ServeError>(())
+    /// ```
+    pub fn access_log(mut self, log: impl Into<Option<AccessLog>>) -> Self {
+        self.log = log.into();
+        self
+    }
+
+    /// The address the site is reached at from outside, such as
+    /// `https://example.org` or `https://example.org/wiki`: what
+    /// [`PublicUrl`] makes absolute links from (a feed, a sitemap, an e-mail).
+    /// A URL that is not `http(s)://host[/path]` makes [`build`](Self::build) fail.
+    pub fn public_url(mut self, url: &str) -> Self {
+        match PublicUrl::parse(url) {
+            Ok(url) => self.config.public_url = Some(url),
+            Err(reason) => self.invalid = Some(BuildError::Setting { setting: "public_url", reason }),
+        }
+        self
+    }
+
+    /// The key that signs cookies ([`SignedCookies`](crate::SignedCookies)), sessions
+    /// ([`Session`](crate::Session)) and CSRF tokens ([`Csrf`](crate::Csrf)).
+    pub fn secret_key(mut self, key: Key) -> Self {
+        self.config.key = Some(key);
+        self
+    }
+
+    /// How long a session lasts after it starts (default
+    /// [`DEFAULT_SESSION_TTL`](crate::DEFAULT_SESSION_TTL)); checked on the server,
+    /// whatever the browser keeps.
+    pub fn session_ttl(mut self, ttl: Duration) -> Self {
+        self.config.session_ttl = ttl;
+        self
+    }
+
+    /// Marks session and CSRF cookies `Secure` (sent over HTTPS only): turn it on
+    /// when the site is served over HTTPS.
+    pub fn secure_cookies(mut self, secure: bool) -> Self {
+        self.config.secure_cookies = secure;
         self
     }
 
@@ -140,9 +203,22 @@ impl<S: 'static> App<S> {
         f(self)
     }
 
-    /// Checks the routes (conflicts, patterns) and prepares the per-worker factory.
+    /// Checks the routes (conflicts, patterns) and settings, and prepares the
+    /// per-worker factory.
     pub fn build(self) -> Result<AppFactory<S>, BuildError> {
-        AppFactory::build(self)
+        if let Some(e) = self.invalid {
+            return Err(e);
+        }
+        let router = Router::build(self.routes, self.fallback)?;
+        Ok(AppFactory::new(router, self.config, self.trailing_slash, self.state, self.log))
+    }
+}
+
+impl<S: 'static> IntoMakeService for App<S> {
+    type MakeService = AppFactory<S>;
+
+    fn into_make_service(self) -> Result<AppFactory<S>, BuildError> {
+        self.build()
     }
 }
 
@@ -150,41 +226,5 @@ impl<S> fmt::Debug for App<S> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let routes: Vec<_> = self.routes.iter().map(|r| format!("{} {} ({})", r.method, r.pattern, r.name)).collect();
         f.debug_struct("App").field("routes", &routes).field("trailing_slash", &self.trailing_slash).finish()
-    }
-}
-
-/// Why an app could not be built: found at start-up, never on the request path.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum BuildError {
-    /// Two routes would answer the same requests.
-    Conflict {
-        /// The route registered first: `name (METHOD pattern)`.
-        first: String,
-        /// The route that conflicts with it.
-        second: String,
-    },
-    /// A pattern the router refuses.
-    InvalidPattern {
-        /// The route: `name (METHOD pattern)`.
-        route: String,
-        /// What is wrong with it.
-        reason: String,
-    },
-}
-
-impl fmt::Display for BuildError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            BuildError::Conflict { first, second } => write!(f, "route {second} conflicts with route {first}"),
-            BuildError::InvalidPattern { route, reason } => write!(f, "route {route} has an invalid pattern: {reason}"),
-        }
-    }
-}
-
-impl std::error::Error for BuildError {}
-
-impl<S> RouteEntry<S> {
-    pub(crate) fn describe(&self) -> String {
-        format!("`{}` ({} {})", self.name, self.method, self.pattern)
     }
 }

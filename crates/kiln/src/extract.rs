@@ -11,7 +11,7 @@ use kiln_http::{Bytes, Method, Request, Version};
 
 use crate::rejection::{Internal, InvalidBody, MissingHeader, Rejection};
 use crate::route::{PathParams, Route};
-use crate::service::Shared;
+use crate::config::Config;
 
 /// Everything an extractor may look at: the request, the matched route and the
 /// worker's state.
@@ -20,7 +20,7 @@ pub struct RequestContext<'a, S> {
     pub(crate) params: PathParams<'a, 'a>,
     pub(crate) pattern: Option<&'a str>,
     pub(crate) state: &'a Rc<S>,
-    pub(crate) shared: &'a Shared<S>,
+    pub(crate) config: &'a Config,
 }
 
 impl<'a, S> RequestContext<'a, S> {
@@ -46,34 +46,84 @@ impl<'a, S> RequestContext<'a, S> {
 
     /// The largest body `Json` and `Form` accept.
     pub fn body_limit(&self) -> usize {
-        self.shared.body_limit
+        self.config.body_limit
+    }
+
+    /// The app's settings.
+    pub(crate) fn config(&self) -> &'a Config {
+        self.config
     }
 }
 
 /// Builds a handler argument from the request.
+///
+/// `Option<T>` and `Result<T, Rejection>` of any extractor are extractors too, so a
+/// handler decides itself what a missing or bad part means:
+///
+/// ```
+/// use kiln::{App, Form, Html, Route, rejection::Rejection};
+/// use serde::Deserialize;
+///
+/// #[derive(Route)]
+/// #[route(POST, "/comments")]
+/// struct PostComment;
+///
+/// #[derive(Deserialize)]
+/// struct Comment { body: String }
+///
+/// async fn post(_: PostComment, form: Result<Form<Comment>, Rejection>) -> (kiln::StatusCode, Html<String>) {
+///     match form {
+///         Ok(Form(c)) => (kiln::StatusCode::OK, Html(format!("thanks for {} bytes", c.body.len()))),
+///         Err(e) => (kiln::StatusCode::UNPROCESSABLE_ENTITY, Html(format!("<p>{e}</p><form>...</form>"))),
+///     }
+/// }
+///
+/// let mut client = kiln::test::TestClient::new(App::new(|_| ()).route(post));
+/// let res = client.request("POST", &PostComment).form(&[("title", "x")]).send();
+/// assert_eq!(res.status(), 422);
+/// assert!(res.text().contains("missing field `body`"));
+/// ```
 #[diagnostic::on_unimplemented(
-    message = "`{Self}` cannot be extracted from a request",
-    label = "not an extractor",
-    note = "a handler argument must implement `FromRequest`: a typed route, `Query<T>`, `Form<T>`, `Json<T>`, `Headers`, `Cookies`, `State<S>`, `RequestHead`, `Method`, `Bytes` or `String` (the body)"
+    message = "`{Self}` cannot be a handler argument: it does not implement `FromRequest<{S}>`",
+    label = "this argument is not an extractor",
+    note = "a handler argument must implement `FromRequest`: a typed route, `Query<T>`, `Form<T>`, `Json<T>`, `Headers`, `Cookies`, `SignedCookies`, `Session`, `Csrf`, `CsrfGuard`, `PublicUrl`, `State<S>`, `RequestHead`, `Method`, `Bytes` or `String` (the body), or `Option<_>` / `Result<_, Rejection>` of one",
+    note = "`State<T>` must name the app's own state type: `State<{S}>`",
+    note = "a type of your own can implement `FromRequest<S>` for every `S` (or for the app's state type)"
 )]
 pub trait FromRequest<S>: Sized {
     /// Builds the value, or says why the request is refused.
     fn from_request(cx: &RequestContext<'_, S>) -> Result<Self, Rejection>;
 }
 
-impl<S, R: Route> FromRequest<S> for R {
+/// `None` when the extractor refuses the request, instead of answering with its
+/// rejection: `Option<Query<Search>>` is `None` for an absent or malformed query.
+impl<S, T: FromRequest<S>> FromRequest<S> for Option<T> {
     fn from_request(cx: &RequestContext<'_, S>) -> Result<Self, Rejection> {
-        if cx.pattern != Some(R::PATTERN) {
-            let msg = format!(
-                "handler asks for route `{}` ({}) but the request matched {:?}",
-                std::any::type_name::<R>(),
-                R::PATTERN,
-                cx.pattern
-            );
-            return Err(Internal::new(msg).into());
-        }
-        R::from_parts(&cx.params, cx.req.query())
+        Ok(T::from_request(cx).ok())
     }
+}
+
+/// The extractor's rejection handed to the handler instead of answered: a form
+/// missing a field can be shown again with the message.
+impl<S, T: FromRequest<S>> FromRequest<S> for Result<T, Rejection> {
+    fn from_request(cx: &RequestContext<'_, S>) -> Result<Self, Rejection> {
+        Ok(T::from_request(cx))
+    }
+}
+
+/// A typed route's `FromRequest`, which `#[derive(Route)]` implements with this.
+#[doc(hidden)]
+pub fn route_from_request<S, R: Route>(cx: &RequestContext<'_, S>) -> Result<R, Rejection> {
+    if cx.pattern != Some(R::PATTERN) {
+        let msg = format!(
+            "handler asks for route `{}` ({}) but the request matched {:?}",
+            std::any::type_name::<R>(),
+            R::PATTERN,
+            cx.pattern
+        );
+        return Err(Internal::new(msg).into());
+    }
+    R::from_parts(&cx.params, cx.req.query())
 }
 
 /// This worker's state, as built by the factory given to [`App::new`](crate::App::new).

@@ -1,5 +1,10 @@
 //! Handlers: `async fn`s whose arguments are extractors and whose output converts
 //! into a response.
+//!
+//! Each trait has one impl for functions, split into what it needs (a function of
+//! some arity, arguments that extract, an output that responds), so that a handler
+//! that does not fit gets an error naming the argument or output at fault rather than
+//! a generic "not a handler".
 
 use std::future::Future;
 use std::pin::Pin;
@@ -7,6 +12,7 @@ use std::pin::Pin;
 use kiln_http::Response;
 
 use crate::extract::{FromRequest, RequestContext};
+use crate::rejection::Rejection;
 use crate::response::IntoResponse;
 use crate::route::Route;
 
@@ -35,60 +41,77 @@ pub trait Handler<Args, S>: Send + Sync + 'static {
     fn start<'a>(&'a self, cx: &RequestContext<'a, S>, res: &'a mut Response) -> Dispatch<'a>;
 }
 
-macro_rules! handler {
-    ($($arg:ident),*) => {
-        #[allow(non_snake_case, unused_variables)]
-        impl<F, Fut, Out, S, $($arg,)*> Handler<($($arg,)*), S> for F
-        where
-            F: Fn($($arg),*) -> Fut + Send + Sync + 'static,
-            Fut: Future<Output = Out> + 'static,
-            Out: IntoResponse,
-            S: 'static,
-            $($arg: FromRequest<S>,)*
-        {
-            fn start<'a>(&'a self, cx: &RequestContext<'a, S>, res: &'a mut Response) -> Dispatch<'a> {
-                $(
-                    let $arg = match $arg::from_request(cx) {
-                        Ok(value) => value,
-                        Err(rejection) => {
-                            cx.shared.reject(&rejection, res);
-                            return Dispatch::Done;
-                        }
-                    };
-                )*
-                let fut = self($($arg),*);
+impl<F, Args, S> Handler<Args, S> for F
+where
+    F: HandlerFn<Args>,
+    Args: Arguments<S>,
+    <F::Future as Future>::Output: IntoResponse,
+    S: 'static,
+{
+    fn start<'a>(&'a self, cx: &RequestContext<'a, S>, res: &'a mut Response) -> Dispatch<'a> {
+        match Args::extract(cx) {
+            Ok(args) => {
+                let fut = self.call(args);
                 Dispatch::Running(Box::pin(async move { fut.await.into_response(res) }))
             }
+            Err(rejection) => {
+                cx.config().reject(&rejection, res);
+                Dispatch::Done
+            }
         }
-    };
+    }
 }
 
-/// A handler whose first argument is the typed route it answers, so that
-/// [`App::route`](crate::App::route) knows the pattern and method from the handler.
+/// A function of `Args` returning a future: a handler's shape, before its argument and
+/// output types are checked.
+#[doc(hidden)]
 #[diagnostic::on_unimplemented(
-    message = "`{Self}` is not a handler for a typed route",
-    label = "not a route handler for an app whose state is `{S}`",
-    note = "the first argument must be the typed route it answers (`#[derive(Route)]`; `_: Pong` if its fields are not needed)",
-    note = "every other argument must implement `FromRequest<{S}>` (`Query<T>`, `Form<T>`, `Json<T>`, `Headers`, `Cookies`, `State<{S}>`, `RequestHead`, `Method`, `Bytes`, `String`), at most 8 in all",
-    note = "the output must implement `IntoResponse`"
+    message = "`{Self}` is not a kiln handler",
+    label = "not an `async fn` of at most 8 arguments",
+    note = "a handler is an `async fn` (or a closure returning a future) taking at most 8 arguments; it must be `Send + Sync + 'static` (plain `fn` items are)"
 )]
-pub trait RouteHandler<Args, S>: Handler<Args, S> {
-    /// The route the handler answers.
+pub trait HandlerFn<Args>: Send + Sync + 'static {
+    /// The future the function returns.
+    type Future: Future + 'static;
+
+    /// Calls the function.
+    fn call(&self, args: Args) -> Self::Future;
+}
+
+/// A handler's arguments, extracted in order; the first refusal is answered.
+#[doc(hidden)]
+pub trait Arguments<S>: Sized {
+    /// Builds every argument, or says why the request is refused.
+    fn extract(cx: &RequestContext<'_, S>) -> Result<Self, Rejection>;
+}
+
+/// A route handler's arguments: the typed route first.
+#[doc(hidden)]
+pub trait RouteArguments {
+    /// The first argument: the route the handler answers.
     type Route: Route;
 }
 
-macro_rules! route_handler {
+macro_rules! handler {
     ($($arg:ident),*) => {
-        impl<F, Fut, Out, S, R, $($arg,)*> RouteHandler<(R, $($arg,)*), S> for F
+        #[allow(non_snake_case)]
+        impl<F, Fut, $($arg,)*> HandlerFn<($($arg,)*)> for F
         where
-            F: Fn(R, $($arg),*) -> Fut + Send + Sync + 'static,
-            Fut: Future<Output = Out> + 'static,
-            Out: IntoResponse,
-            S: 'static,
-            R: Route,
-            $($arg: FromRequest<S>,)*
+            F: Fn($($arg),*) -> Fut + Send + Sync + 'static,
+            Fut: Future + 'static,
         {
-            type Route = R;
+            type Future = Fut;
+
+            fn call(&self, ($($arg,)*): ($($arg,)*)) -> Fut {
+                self($($arg),*)
+            }
+        }
+
+        #[allow(non_snake_case, unused_variables)]
+        impl<S, $($arg: FromRequest<S>,)*> Arguments<S> for ($($arg,)*) {
+            fn extract(cx: &RequestContext<'_, S>) -> Result<Self, Rejection> {
+                Ok(($($arg::from_request(cx)?,)*))
+            }
         }
     };
 }
@@ -102,14 +125,38 @@ handler!(T1, T2, T3, T4, T5);
 handler!(T1, T2, T3, T4, T5, T6);
 handler!(T1, T2, T3, T4, T5, T6, T7);
 handler!(T1, T2, T3, T4, T5, T6, T7, T8);
-route_handler!();
-route_handler!(T2);
-route_handler!(T2, T3);
-route_handler!(T2, T3, T4);
-route_handler!(T2, T3, T4, T5);
-route_handler!(T2, T3, T4, T5, T6);
-route_handler!(T2, T3, T4, T5, T6, T7);
-route_handler!(T2, T3, T4, T5, T6, T7, T8);
+
+macro_rules! route_arguments {
+    ($($arg:ident),*) => {
+        impl<R: Route, $($arg,)*> RouteArguments for (R, $($arg,)*) {
+            type Route = R;
+        }
+    };
+}
+
+route_arguments!();
+route_arguments!(T2);
+route_arguments!(T2, T3);
+route_arguments!(T2, T3, T4);
+route_arguments!(T2, T3, T4, T5);
+route_arguments!(T2, T3, T4, T5, T6);
+route_arguments!(T2, T3, T4, T5, T6, T7);
+route_arguments!(T2, T3, T4, T5, T6, T7, T8);
+
+/// A handler whose first argument is the typed route it answers, so that
+/// [`App::route`](crate::App::route) knows the pattern and method from the handler.
+pub trait RouteHandler<Args, S>: Handler<Args, S> {
+    /// The route the handler answers.
+    type Route: Route;
+}
+
+impl<F, Args, S> RouteHandler<Args, S> for F
+where
+    F: Handler<Args, S>,
+    Args: RouteArguments,
+{
+    type Route = Args::Route;
+}
 
 /// A handler with its argument types forgotten, as the router stores it.
 pub(crate) trait ErasedHandler<S>: Send + Sync {

@@ -5,7 +5,7 @@
 use kiln_http::Response;
 use maud::{Markup, Render};
 
-use crate::response::IntoResponse;
+use crate::response::{IntoResponse, default_content_type};
 
 const HTML: &str = "text/html; charset=utf-8";
 
@@ -16,14 +16,14 @@ pub struct Html<T>(pub T);
 
 impl IntoResponse for Html<&'static str> {
     fn into_response(self, res: &mut Response) {
-        res.set_content_type(HTML);
+        default_content_type(res, HTML);
         res.set_body_static(self.0.as_bytes());
     }
 }
 
 impl IntoResponse for Html<String> {
     fn into_response(self, res: &mut Response) {
-        res.set_content_type(HTML);
+        default_content_type(res, HTML);
         *res.body_mut() = self.0.into_bytes();
     }
 }
@@ -49,7 +49,7 @@ pub struct Rendered<T>(pub T);
 
 impl<T: Render> IntoResponse for Rendered<T> {
     fn into_response(self, res: &mut Response) {
-        res.set_content_type(HTML);
+        default_content_type(res, HTML);
         let body = res.body_mut();
         // The body is empty here, so this checks no bytes and keeps the capacity.
         let mut buf = String::from_utf8(std::mem::take(body)).unwrap_or_default();

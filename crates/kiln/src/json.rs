@@ -7,7 +7,7 @@ use serde::de::DeserializeOwned;
 
 use crate::extract::{FromRequest, RequestContext, content_type_is};
 use crate::rejection::{InvalidJson, MalformedJson, PayloadTooLarge, Rejection, UnsupportedMediaType};
-use crate::response::IntoResponse;
+use crate::response::{IntoResponse, default_content_type};
 
 /// A JSON body: as an argument, the request's body parsed into `T`; as a return
 /// value, `T` serialised into the response buffer with `application/json`.
@@ -43,7 +43,7 @@ impl<T: Serialize> IntoResponse for Json<T> {
     fn into_response(self, res: &mut Response) {
         let body = res.body_mut();
         if serde_json::to_writer(&mut *body, &self.0).is_ok() {
-            res.set_content_type("application/json");
+            default_content_type(res, "application/json");
         } else {
             // Only a `Serialize` impl that fails (a map with non-string keys) gets here.
             body.clear();

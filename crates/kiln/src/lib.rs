@@ -51,38 +51,59 @@ extern crate self as kiln;
 
 pub mod access_log;
 mod app;
+mod asset;
+mod config;
 mod cookie;
+mod csrf;
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 pub mod db;
+mod dispatch;
 mod extract;
 mod form;
 mod handler;
 mod html;
 mod json;
+mod key;
+pub mod markup;
+mod link;
+mod make;
 pub mod middleware;
 pub mod rejection;
 mod response;
 mod route;
-mod service;
+mod router;
+mod serve;
+mod session;
+mod signed;
 pub mod static_files;
 pub mod test;
 
 pub use kiln_http as http;
 pub use kiln_http::{Bytes, Method, Request, Response, StatusCode};
-pub use kiln_macros::Route;
+pub use kiln_macros::{Route, asset};
 pub use maud;
 
-pub use app::{App, BuildError, DEFAULT_BODY_LIMIT, TrailingSlash};
+pub use app::App;
+pub use asset::{ASSET_PREFIX, IMMUTABLE};
+pub use config::{DEFAULT_BODY_LIMIT, DEFAULT_SESSION_TTL};
 pub use cookie::{Cookies, SetCookie};
+pub use csrf::{CSRF_COOKIE, CSRF_FIELD, CSRF_HEADER, Csrf, CsrfField, CsrfGuard};
+pub use dispatch::{AppFactory, AppService};
 pub use extract::{FromRequest, Headers, RequestContext, RequestHead, State};
 pub use form::{Form, Query};
 pub use handler::{Handler, RouteHandler};
 pub use html::{Html, Int, Rendered, Reserve, Text};
 pub use json::Json;
+pub use link::{Absolute, PublicUrl};
+pub use make::{IntoMakeService, MakeService, StateError};
 pub use rejection::Rejection;
-pub use response::{Header, IntoResponse, IntoResponseParts, Redirect};
+pub use response::{Css, Header, IntoResponse, IntoResponseParts, JavaScript, Redirect, Rss, Typed, Xml};
 pub use route::Route;
-pub use service::{AppFactory, AppService, IntoMakeService, MakeService, ServeError, serve};
+pub use router::{BuildError, TrailingSlash};
+pub use serve::{ServeError, Serving, serve};
+pub use session::{SESSION_COOKIE, Session, SessionCookies};
+pub use key::{Key, KeyTooShort, MIN_KEY_BYTES};
+pub use signed::SignedCookies;
 
 /// Route matching support; [`PathParams`](routing::PathParams) is what a route is
 /// built from.
@@ -90,6 +111,8 @@ pub mod routing {
     pub use crate::route::PathParams;
 }
 
+#[doc(hidden)]
+pub use extract::route_from_request as __route_from_request;
 #[doc(hidden)]
 pub use route::__private;
 

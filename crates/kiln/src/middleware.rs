@@ -12,8 +12,6 @@ use std::time::Instant;
 
 use kiln_http::{Request, Response, Service};
 
-use crate::service::MakeService;
-
 /// What [`Middleware::before`] decided.
 #[derive(Debug)]
 pub enum Flow<C> {
@@ -42,6 +40,12 @@ pub struct Wrapped<M, S> {
     inner: S,
 }
 
+impl<M, S> Wrapped<M, S> {
+    pub(crate) fn new(middleware: M, inner: S) -> Self {
+        Wrapped { middleware, inner }
+    }
+}
+
 impl<M: Middleware, S: Service> Service for Wrapped<M, S> {
     async fn call<'a>(&'a self, req: Request<'a>, res: &'a mut Response) {
         if let Flow::Continue(carry) = self.middleware.before(&req, res) {
@@ -51,30 +55,17 @@ impl<M: Middleware, S: Service> Service for Wrapped<M, S> {
     }
 }
 
-/// A [`MakeService`] whose services are wrapped in a middleware; see
-/// [`MakeService::wrap`].
+/// A [`MakeService`](crate::MakeService) whose services are wrapped in a middleware;
+/// see [`MakeService::wrap`](crate::MakeService::wrap).
 #[derive(Debug)]
 pub struct Layered<I, F> {
-    inner: I,
-    make: F,
+    pub(crate) inner: I,
+    pub(crate) make: F,
 }
 
 impl<I, F> Layered<I, F> {
     pub(crate) fn new(inner: I, make: F) -> Self {
         Layered { inner, make }
-    }
-}
-
-impl<I, F, M> MakeService for Layered<I, F>
-where
-    I: MakeService,
-    M: Middleware,
-    F: Fn(usize) -> M + Send + Sync + 'static,
-{
-    type Service = Wrapped<M, I::Service>;
-
-    fn make_service(&self, worker: usize) -> Self::Service {
-        Wrapped { middleware: (self.make)(worker), inner: self.inner.make_service(worker) }
     }
 }
 

@@ -90,6 +90,11 @@ rejection!(
     InvalidForm => UNPROCESSABLE_ENTITY
 );
 rejection!(
+    /// A state-changing request without the right CSRF token (403); see
+    /// [`CsrfGuard`](crate::CsrfGuard).
+    InvalidCsrfToken => FORBIDDEN
+);
+rejection!(
     /// The app is wired wrongly, such as a handler asking for a route it does not
     /// serve (500). Never the client's fault.
     Internal => INTERNAL_SERVER_ERROR
@@ -176,6 +181,7 @@ pub enum Rejection {
     MalformedJson(MalformedJson),
     InvalidJson(InvalidJson),
     InvalidForm(InvalidForm),
+    InvalidCsrfToken(InvalidCsrfToken),
     Internal(Internal),
     /// Raised by an extractor the app defines itself.
     Custom {
@@ -204,6 +210,7 @@ impl Rejection {
             Rejection::MalformedJson(_) => MalformedJson::STATUS,
             Rejection::InvalidJson(_) => InvalidJson::STATUS,
             Rejection::InvalidForm(_) => InvalidForm::STATUS,
+            Rejection::InvalidCsrfToken(_) => InvalidCsrfToken::STATUS,
             Rejection::Internal(_) => Internal::STATUS,
             Rejection::Custom { status, .. } => *status,
         }
@@ -232,6 +239,7 @@ impl fmt::Display for Rejection {
             Rejection::MalformedJson(r) => r.fmt(f),
             Rejection::InvalidJson(r) => r.fmt(f),
             Rejection::InvalidForm(r) => r.fmt(f),
+            Rejection::InvalidCsrfToken(r) => r.fmt(f),
             Rejection::Internal(r) => r.fmt(f),
             Rejection::Custom { message, .. } => f.write_str(message),
         }

@@ -13,6 +13,11 @@ use crate::rejection::{InvalidPathParam, InvalidQuery, Rejection};
 /// The same value matches requests (`from_parts`) and renders its own link
 /// (`Display`, percent-encoded path and query), so a link to a route that does not
 /// exist, or with a parameter of the wrong type, does not compile.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a typed route",
+    label = "a route handler's first argument must be its typed route",
+    note = "derive it: `#[derive(Route)] #[route(\"/path/{{param}}\")] struct {Self} {{ .. }}`; write `_: MyRoute` when its fields are not needed"
+)]
 pub trait Route: fmt::Display + Sized + 'static {
     /// The `matchit` pattern, such as `/writings/{page}` or `/files/{*rest}`.
     const PATTERN: &'static str;

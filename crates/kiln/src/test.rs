@@ -25,7 +25,7 @@ use kiln_http::{RequestBytes, Response, Service, StatusCode};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
-use crate::service::{IntoMakeService, MakeService};
+use crate::make::{IntoMakeService, MakeService};
 
 /// Sends requests to one worker's service, in-process, one at a time.
 pub struct TestClient<S> {
@@ -108,7 +108,11 @@ impl<S: Service> TestRequest<'_, S> {
     /// the response as a client would see it (no body for `HEAD`). Panics if the
     /// request is malformed.
     pub fn send(self) -> TestResponse {
-        let mut raw = format!("{} {} HTTP/1.1\r\nHost: test\r\n", self.method, self.target);
+        let mut raw = format!("{} {} HTTP/1.1\r\n", self.method, self.target);
+        // HTTP/1.1 needs a `Host` (RFC 9112 §3.2); the test's own, if it set one.
+        if !self.headers.iter().any(|(name, _)| name.eq_ignore_ascii_case("host")) {
+            raw.push_str("Host: test\r\n");
+        }
         for (name, value) in &self.headers {
             raw.push_str(&format!("{name}: {value}\r\n"));
         }

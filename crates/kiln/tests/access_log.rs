@@ -269,3 +269,34 @@ fn a_log_switched_off_serves_alike() {
     assert_eq!(get(server.local_addr(), "/pong"), 200);
     assert_eq!(get(server.local_addr(), "/nope"), 404);
 }
+
+/// Issue 11: the access log as an `App` layer, flushed and stopped by the handle that
+/// `kiln::serve` returns, with no `MakeService`, closure or manual `shutdown()`.
+#[test]
+fn an_app_layer_flushed_by_the_serving_handle() {
+    #[derive(kiln::Route)]
+    #[route("/pong")]
+    struct Pong;
+
+    async fn pong(_: Pong) -> &'static str {
+        "PONG"
+    }
+
+    let dir = temp_dir();
+    let path = dir.join("app.log");
+    let log = AccessLog::open(LogTarget::File(path.clone()), LogFormat::Combined);
+    let app = kiln::App::new(|_| ()).access_log(log).route(pong);
+    let server = Server::new().listen(SocketAddr::from(([127, 0, 0, 1], 0))).workers(2);
+    let serving = kiln::serve(app, server).unwrap();
+    let addr = serving.local_addr();
+    assert_eq!(get(addr, "/pong"), 200);
+    assert_eq!(get(addr, "/nowhere"), 404);
+    serving.shutdown();
+    serving.wait().unwrap();
+    // Written by the time `wait` returns, well before the once-a-second flush.
+    let text = read(&path);
+    // Each worker hands over its own buffer, so the order across workers is free.
+    let mut lines: Vec<(String, u16)> = text.lines().map(parse_clf).map(|l| (l.request, l.status)).collect();
+    lines.sort();
+    assert_eq!(lines, [("GET /nowhere HTTP/1.1".to_owned(), 404), ("GET /pong HTTP/1.1".to_owned(), 200)], "{text}");
+}

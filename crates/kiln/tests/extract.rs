@@ -207,3 +207,49 @@ fn rejections_carry_their_status() {
         assert_eq!(rejection.to_string(), "x");
     }
 }
+
+#[derive(Deserialize, Debug, PartialEq)]
+struct Search {
+    q: String,
+    page: u32,
+}
+
+#[test]
+fn an_optional_extractor_is_none_when_absent_or_bad() {
+    async fn search(_: Info, query: Option<Query<Search>>) -> String {
+        match query {
+            Some(Query(s)) => format!("searching {} page {}", s.q, s.page),
+            None => "no search".into(),
+        }
+    }
+    let mut c = client(search);
+    assert_eq!(c.get("/info?q=kiln&page=2").text(), "searching kiln page 2");
+    assert_eq!(c.get("/info").text(), "no search");
+    assert_eq!(c.get("/info?q=kiln&page=two").text(), "no search");
+}
+
+#[derive(Deserialize, Serialize, Debug, PartialEq)]
+struct Comment {
+    author: String,
+    body: String,
+}
+
+/// Issue 11: a form with a missing field could not be shown again with a message.
+#[test]
+fn a_result_extractor_hands_the_rejection_to_the_handler() {
+    async fn post(_: Echo, form: Result<Form<Comment>, Rejection>) -> (kiln::StatusCode, String) {
+        match form {
+            Ok(Form(c)) => (kiln::StatusCode::SEE_OTHER, format!("{} said {}", c.author, c.body)),
+            Err(Rejection::InvalidForm(e)) => (kiln::StatusCode::UNPROCESSABLE_ENTITY, format!("form again: {e}")),
+            Err(other) => (other.status(), other.to_string()),
+        }
+    }
+    let mut c = client(post);
+    let ok = c.request("POST", &Echo).form(&Comment { author: "ada".into(), body: "hi".into() }).send();
+    assert_eq!((ok.status(), ok.text()), (kiln::StatusCode::SEE_OTHER, "ada said hi".to_owned()));
+    let missing = c.request("POST", &Echo).form(&[("author", "ada")]).send();
+    assert_eq!(missing.status(), 422);
+    assert_eq!(missing.text(), "form again: invalid form: missing field `body`");
+    let not_a_form = c.request("POST", &Echo).body("author=ada").send();
+    assert_eq!(not_a_form.status(), 415, "the handler chose to answer other rejections as they are");
+}

@@ -109,3 +109,76 @@ fn markup_can_be_returned_directly() {
     let mut client = TestClient::new(App::new(|_| ()).route(page));
     assert_eq!(client.get(&Writing { page: 1 }).text(), "<h1>Page</h1>");
 }
+
+/// Issue 11: `([("Content-Type", "application/rss+xml")], markup)` sent two
+/// `Content-Type` headers, the part's and the body's.
+#[test]
+fn a_content_type_part_replaces_the_bodys() {
+    async fn feed(_: Writing) -> ([(&'static str, &'static str); 1], Markup) {
+        ([("Content-Type", "application/rss+xml")], html! { rss version="2.0" {} })
+    }
+    let mut client = TestClient::new(App::new(|_| ()).route(feed));
+    let res = client.get(&Writing { page: 1 });
+    assert_eq!(res.header_all("content-type").collect::<Vec<_>>(), ["application/rss+xml"]);
+    assert_eq!(res.text(), r#"<rss version="2.0"></rss>"#);
+    for case in ["static", "string", "json", "html", "vec"] {
+        let res = get(case);
+        assert_eq!(res.header_all("content-type").count(), 1, "{case}");
+    }
+}
+
+#[test]
+fn typed_bodies_carry_their_content_type() {
+    use kiln::{Css, JavaScript, Rss, Typed, Xml};
+    async fn typed(c: Case) -> kiln::Response {
+        use kiln::IntoResponse;
+        let mut res = kiln::Response::new();
+        match c.case.as_str() {
+            "xml" => Xml("<urlset/>").into_response(&mut res),
+            "rss" => Rss(String::from("<rss/>")).into_response(&mut res),
+            "css" => Css("p{}").into_response(&mut res),
+            "js" => JavaScript("1").into_response(&mut res),
+            "markup" => Typed("image/svg+xml", html! { svg {} }).into_response(&mut res),
+            "bytes" => Typed("font/woff2", Bytes::from_static(b"wOF2")).into_response(&mut res),
+            // A part still wins over a typed body.
+            _ => ([("Content-Type", "text/xsl")], Xml("<x/>")).into_response(&mut res),
+        }
+        res
+    }
+    let mut client = TestClient::new(App::new(|_| ()).route(typed));
+    let table = [
+        ("xml", "application/xml; charset=utf-8", "<urlset/>"),
+        ("rss", "application/rss+xml; charset=utf-8", "<rss/>"),
+        ("css", "text/css; charset=utf-8", "p{}"),
+        ("js", "text/javascript; charset=utf-8", "1"),
+        ("markup", "image/svg+xml", "<svg></svg>"),
+        ("bytes", "font/woff2", "wOF2"),
+        ("part", "text/xsl", "<x/>"),
+    ];
+    for (case, ctype, body) in table {
+        let res = client.get(&Case { case: case.into() });
+        assert_eq!(res.header_all("content-type").collect::<Vec<_>>(), [ctype], "{case}");
+        assert_eq!(res.text(), body, "{case}");
+    }
+}
+
+#[test]
+fn an_explicit_status_wins_over_the_bodys() {
+    async fn gone(_: Writing) -> (StatusCode, Redirect) {
+        (StatusCode::MOVED_PERMANENTLY, Redirect::to("/elsewhere"))
+    }
+    let mut client = TestClient::new(App::new(|_| ()).route(gone));
+    let res = client.get(&Writing { page: 1 });
+    assert_eq!(res.status(), 301);
+    assert_eq!(res.header("location"), Some("/elsewhere"));
+}
+
+#[test]
+fn an_optional_part_is_sent_only_when_present() {
+    async fn maybe(c: Case) -> (Option<SetCookie>, &'static str) {
+        ((c.case == "yes").then(|| SetCookie::new("a", "1")), "ok")
+    }
+    let mut client = TestClient::new(App::new(|_| ()).route(maybe));
+    assert_eq!(client.get(&Case { case: "yes".into() }).header("set-cookie"), Some("a=1"));
+    assert_eq!(client.get(&Case { case: "no".into() }).header("set-cookie"), None);
+}

@@ -323,6 +323,82 @@ fn symlinks_out_of_the_root_are_refused() {
 }
 
 #[test]
+fn a_symlink_inside_the_root_that_points_at_a_dotfile_is_not_served() {
+    // Issue 13: the dotfile rule looked at the requested name only, so
+    // `public/innocent.txt -> .env` served the dotfile.
+    let fx = Fixture::new();
+    let root = fx.root();
+    std::fs::create_dir(root.join(".git")).unwrap();
+    std::fs::write(root.join(".git/config"), SECRET).unwrap();
+    std::os::unix::fs::symlink(root.join(".env"), root.join("innocent.txt")).unwrap();
+    std::os::unix::fs::symlink(root.join(".git"), root.join("repo")).unwrap();
+    std::os::unix::fs::symlink(".env", root.join("relative.txt")).unwrap();
+    let server = start(&root, |d| d);
+    for target in ["/static/innocent.txt", "/static/repo/config", "/static/relative.txt"] {
+        let r = get(server.local_addr(), target, "");
+        assert_eq!(r.status, 404, "{target}");
+        assert!(!String::from_utf8_lossy(&r.body).contains(SECRET), "{target} leaked the dotfile");
+    }
+    let dotted = start(&root, |d| d.allow_dotfiles(true));
+    assert_eq!(
+        get(dotted.local_addr(), "/static/innocent.txt", "").body,
+        SECRET.as_bytes(),
+        "unless dotfiles are allowed"
+    );
+}
+
+/// Set in the child process that `an_existing_file_answers_503_not_404_when_file_descriptors_run_out` starts.
+const EMFILE_CHILD: &str = "KILN_TEST_EMFILE_CHILD";
+
+#[test]
+fn an_existing_file_answers_503_not_404_when_file_descriptors_run_out() {
+    // Issue 13: with no descriptor left, an existing file answered 404, which a proxy
+    // may cache. The descriptor limit is the process's, so the check runs in a child
+    // process of this test binary with a low `ulimit -n`.
+    if std::env::var_os(EMFILE_CHILD).is_some() {
+        return emfile_child();
+    }
+    let exe = std::env::current_exe().unwrap();
+    let name = "an_existing_file_answers_503_not_404_when_file_descriptors_run_out";
+    let out = std::process::Command::new("sh")
+        .args(["-c", "ulimit -n 256 && exec \"$0\" --exact \"$1\" --nocapture --test-threads=1"])
+        .arg(&exe)
+        .arg(name)
+        .env(EMFILE_CHILD, "1")
+        .output()
+        .unwrap();
+    let log = String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "the child failed:\n{log}");
+    assert!(log.contains("1 passed"), "the child ran no test:\n{log}");
+}
+
+fn emfile_child() {
+    let fx = Fixture::new();
+    let server = start(&fx.root(), |d| d);
+    let addr = server.local_addr();
+    // One answer first, so that the worker's runtime has its descriptors (an epoll
+    // instance) before none are left; another file, so that `hello.txt` is not cached.
+    assert_eq!(get(addr, "/static/sub/page.html", "").status, 200);
+    let mut held = Vec::new();
+    loop {
+        match std::fs::File::open("/dev/null") {
+            Ok(f) => held.push(f),
+            Err(e) => {
+                assert_eq!(e.raw_os_error(), Some(24), "expected EMFILE, got {e}");
+                break;
+            }
+        }
+    }
+    // Room for exactly the client's socket and the server's accepted one: the file
+    // itself cannot be opened.
+    held.truncate(held.len() - 2);
+    let r = get(addr, "/static/hello.txt", "");
+    drop(held);
+    assert_eq!((r.status, r.header("Retry-After")), (503, Some("1")), "{}", r.head);
+    assert_eq!(get(addr, "/static/hello.txt", "").body, HELLO, "served again once descriptors are back");
+}
+
+#[test]
 fn folders_dotfiles_and_other_methods() {
     let fx = Fixture::new();
     let server = start(&fx.root(), |d| d);
@@ -425,6 +501,32 @@ fn hostile_bytes_the_parser_may_refuse_first() {
         let r = send(server.local_addr(), raw);
         assert!(r.status == 400 || r.status == 404, "{:?}: {}", String::from_utf8_lossy(raw), r.status);
         assert!(!String::from_utf8_lossy(&r.body).contains(SECRET));
+    }
+}
+
+#[test]
+fn static_refusals_are_rendered_by_the_apps_on_rejection() {
+    // They were always plain text, whatever the app's renderer.
+    let fx = Fixture::new();
+    let app = kiln::App::new(|_worker| ())
+        .static_dir("/static", fx.root())
+        .static_file("/gone.txt", fx.root().join("missing.txt"))
+        .on_rejection(|rejection, res| {
+            res.set_status(rejection.status());
+            res.set_content_type("application/json");
+            res.body_mut().extend_from_slice(format!("{{\"error\":\"{rejection}\"}}").as_bytes());
+        });
+    let server = kiln::serve(app, Server::new().listen("127.0.0.1:0").workers(1)).unwrap();
+    let addr = server.local_addr();
+    for (target, status, message) in [
+        ("/static/missing.txt", 404, "not found"),
+        ("/static/.env", 404, "not found"),
+        ("/gone.txt", 404, "not found"),
+        ("/static/%2e%2e/secret.txt", 400, "dot segment in path"),
+    ] {
+        let r = get(addr, target, "");
+        assert_eq!((r.status, r.header("Content-Type")), (status, Some("application/json")), "{target}");
+        assert_eq!(String::from_utf8_lossy(&r.body), format!("{{\"error\":\"{message}\"}}"), "{target}");
     }
 }
 

@@ -40,6 +40,17 @@ impl Service for TestService {
                 res.set_body_static(b"slow done");
             }
             "/big" => res.body_mut().resize(256 * 1024, b'x'),
+            // `/sized?N`: a body of N bytes built in memory.
+            "/sized" => {
+                let n = req.query().and_then(|q| q.parse().ok()).unwrap_or(0);
+                res.body_mut().resize(n, b'x');
+            }
+            // `/sendfile?PATH`: the whole file at PATH, with sendfile(2).
+            "/sendfile" => {
+                let file = std::fs::File::open(req.query().unwrap()).unwrap();
+                let len = file.metadata().unwrap().len();
+                res.set_body_file(file, 0, len);
+            }
             "/close" => {
                 res.set_close();
                 res.set_body_static(b"bye");
@@ -103,7 +114,7 @@ impl TestServer {
         std::fs::write(&file, b"0123456789abcdefghij").unwrap();
         let seen2 = seen.clone();
         let handle = server
-            .listen("127.0.0.1:0".parse().unwrap())
+            .listen("127.0.0.1:0")
             .serve(move |_| TestService { seen: seen2.clone(), file: Some(file.clone()) })
             .unwrap();
         TestServer { handle, seen, _dir: Some(tempdir::Dir(dir)) }

@@ -168,7 +168,13 @@ mod tests {
     }
 
     fn rules(root: &Path) -> LoadRules {
-        LoadRules { root: root.to_path_buf(), max_cached_file: 1024, follow_symlinks_out: false, cache_control: None }
+        LoadRules {
+            root: root.to_path_buf(),
+            max_cached_file: 1024,
+            follow_symlinks_out: false,
+            allow_dotfiles: false,
+            cache_control: None,
+        }
     }
 
     #[test]

@@ -4,7 +4,7 @@
 use std::fs::{File, Metadata};
 use std::io::{self, Read};
 use std::os::unix::fs::MetadataExt;
-use std::path::{Path, PathBuf};
+use std::path::{Component, Path, PathBuf};
 use std::time::{Duration, UNIX_EPOCH};
 
 use bytes::Bytes;
@@ -80,6 +80,8 @@ pub(crate) struct LoadRules {
     pub(crate) max_cached_file: u64,
     /// Whether symlinks may lead out of the root.
     pub(crate) follow_symlinks_out: bool,
+    /// Whether files and folders whose name begins with a dot may be served.
+    pub(crate) allow_dotfiles: bool,
     /// The rendered `Cache-Control` header line, if any.
     pub(crate) cache_control: Option<Box<str>>,
 }
@@ -105,11 +107,16 @@ impl Representation {
     /// and reads it if it is small. The headers are rendered later by `render`, once
     /// it is known whether siblings exist.
     pub(crate) fn load(path: &Path, rules: &LoadRules) -> Result<Representation, PathRefusal> {
-        let canonical = std::fs::canonicalize(path).map_err(|_| PathRefusal::NotFound)?;
+        let canonical = std::fs::canonicalize(path).map_err(|e| PathRefusal::of_io(&e))?;
         if !rules.follow_symlinks_out && !canonical.starts_with(&rules.root) {
             return Err(PathRefusal::NotFound);
         }
-        let mut file = File::open(&canonical).map_err(|_| PathRefusal::NotFound)?;
+        // The requested name was checked by `resolve`; a symlink's target is checked
+        // here, or `public/x -> .env` would serve the dotfile (issue 13).
+        if !rules.allow_dotfiles && leads_to_a_dotfile(&canonical, &rules.root) {
+            return Err(PathRefusal::NotFound);
+        }
+        let mut file = File::open(&canonical).map_err(|e| PathRefusal::of_io(&e))?;
         let meta = file.metadata().map_err(|_| PathRefusal::NotFound)?;
         if !meta.is_file() {
             return Err(PathRefusal::NotFound);
@@ -171,6 +178,13 @@ impl Representation {
         let meta = file.metadata()?;
         Ok((Stamp::of(&meta) == self.stamp).then_some(file))
     }
+}
+
+/// Whether a name on the resolved path, below the root (or anywhere, for a target
+/// outside it), begins with a dot.
+fn leads_to_a_dotfile(canonical: &Path, root: &Path) -> bool {
+    let below = canonical.strip_prefix(root).unwrap_or(canonical);
+    below.components().any(|c| matches!(c, Component::Normal(name) if name.as_encoded_bytes().starts_with(b".")))
 }
 
 /// Reads exactly `len` bytes; a file that changed size while being read is an error,

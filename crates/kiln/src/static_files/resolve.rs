@@ -14,7 +14,8 @@
 //! - dotfiles (`.git`, `.env`) unless allowed: they are answered "not found" so that
 //!   their existence is not revealed.
 //!
-//! Symlinks are checked later, against the file system, in `representation`.
+//! Symlinks are checked later, against the file system, in `representation`: where
+//! a link leads, and whether its target is itself a dotfile.
 
 use kiln_http::StatusCode;
 
@@ -26,6 +27,10 @@ pub enum PathRefusal {
     /// The path names nothing that may be served (a dotfile, a directory, a file that
     /// does not exist or lies outside the root): `404 Not Found`.
     NotFound,
+    /// The file could not be opened for want of resources (file descriptors, memory):
+    /// `503 Service Unavailable` with `Retry-After`, never a `404` that a cache would
+    /// keep for a file that exists.
+    Unavailable,
 }
 
 impl PathRefusal {
@@ -34,6 +39,7 @@ impl PathRefusal {
         match self {
             PathRefusal::Malformed(_) => StatusCode::BAD_REQUEST,
             PathRefusal::NotFound => StatusCode::NOT_FOUND,
+            PathRefusal::Unavailable => StatusCode::SERVICE_UNAVAILABLE,
         }
     }
 
@@ -42,6 +48,16 @@ impl PathRefusal {
         match self {
             PathRefusal::Malformed(reason) => reason,
             PathRefusal::NotFound => "not found",
+            PathRefusal::Unavailable => "server busy, retry later",
+        }
+    }
+
+    /// Why opening a path failed: out of resources, or nothing to serve there.
+    pub(crate) fn of_io(e: &std::io::Error) -> PathRefusal {
+        // EMFILE, ENFILE and ENOMEM (errno 24, 23, 12 on Linux): passing, so not "not found".
+        match e.raw_os_error() {
+            Some(24 | 23 | 12) => PathRefusal::Unavailable,
+            _ => PathRefusal::NotFound,
         }
     }
 }

@@ -4,10 +4,12 @@ use std::path::Path;
 
 use kiln_http::{Method, Response};
 
-use super::service::{StaticDir, StaticFile};
+use super::resolve::PathRefusal;
+use super::service::{StaticDir, StaticFile, retry_after};
 use crate::App;
 use crate::extract::RequestContext;
 use crate::handler::{Dispatch, Handler};
+use crate::rejection::Rejection;
 
 /// The catch-all capture holding the path below a folder's prefix.
 const REST: &str = "path";
@@ -19,16 +21,26 @@ pub struct Raw;
 impl<S: 'static> Handler<Raw, S> for StaticDir {
     fn start<'a>(&'a self, cx: &RequestContext<'a, S>, res: &'a mut Response) -> Dispatch<'a> {
         let rest = cx.params().get(REST).unwrap_or("");
-        self.serve_now(&cx.request(), rest, res);
+        if let Err(refusal) = self.serve_now(&cx.request(), rest, res) {
+            reject(cx, refusal, res);
+        }
         Dispatch::Done
     }
 }
 
 impl<S: 'static> Handler<Raw, S> for StaticFile {
     fn start<'a>(&'a self, cx: &RequestContext<'a, S>, res: &'a mut Response) -> Dispatch<'a> {
-        self.serve_now(&cx.request(), res);
+        if let Err(refusal) = self.serve_now(&cx.request(), res) {
+            reject(cx, refusal, res);
+        }
         Dispatch::Done
     }
+}
+
+/// A refused path is rendered by the app's rejection renderer, as any other rejection.
+fn reject<S>(cx: &RequestContext<'_, S>, refusal: PathRefusal, res: &mut Response) {
+    cx.config().reject(&Rejection::custom(refusal.status(), refusal.reason()), res);
+    retry_after(res, refusal);
 }
 
 impl<S: 'static> App<S> {

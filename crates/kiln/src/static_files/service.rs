@@ -57,7 +57,6 @@ pub struct StaticDir {
     /// Names this folder's cache in each worker's [`CACHES`].
     id: usize,
     rules: LoadRules,
-    allow_dotfiles: bool,
     cache_bytes: usize,
     cache_entries: usize,
 }
@@ -90,9 +89,9 @@ impl StaticDir {
                 root,
                 max_cached_file: DEFAULT_MAX_CACHED_FILE,
                 follow_symlinks_out: false,
+                allow_dotfiles: false,
                 cache_control: None,
             },
-            allow_dotfiles: false,
             id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
             cache_bytes: DEFAULT_CACHE_BYTES,
             cache_entries: DEFAULT_CACHE_ENTRIES,
@@ -131,7 +130,7 @@ impl StaticDir {
     /// Serves files and folders whose name begins with a dot (off by default: `.git`
     /// and `.env` are answered `404`).
     pub fn allow_dotfiles(mut self, allow: bool) -> Self {
-        self.allow_dotfiles = allow;
+        self.rules.allow_dotfiles = allow;
         self
     }
 
@@ -142,38 +141,39 @@ impl StaticDir {
 
     /// Answers `req` with the file at `rel_path`, the still percent-encoded part of the
     /// request path below the mount point (a leading `/` is allowed). Hostile or
-    /// malformed paths get `400`, missing files, folders and dotfiles `404`, methods
-    /// other than `GET` and `HEAD` `405`.
+    /// malformed paths get `400`, missing files, folders and dotfiles `404`, a file
+    /// that cannot be opened for want of file descriptors `503` with `Retry-After`,
+    /// methods other than `GET` and `HEAD` `405`; each as plain text.
     pub async fn serve(&self, req: &Request<'_>, rel_path: &str, res: &mut Response) {
-        self.serve_now(req, rel_path, res);
-    }
-
-    /// [`serve`](Self::serve), which never waits: metadata and small reads only.
-    pub(crate) fn serve_now(&self, req: &Request<'_>, rel_path: &str, res: &mut Response) {
-        let Some(file_req) = FileRequest::from_request(req) else { return method_not_allowed(res) };
-        match resolve(rel_path, self.allow_dotfiles) {
-            Ok(key) => self.respond(&key, &file_req, res),
-            Err(refusal) => refuse(res, refusal),
+        if let Err(refusal) = self.serve_now(req, rel_path, res) {
+            refuse(res, refusal);
         }
     }
 
+    /// [`serve`](Self::serve), which never waits: metadata and small reads only. A
+    /// refusal is left to the caller to render (an app renders it its own way).
+    pub(crate) fn serve_now(&self, req: &Request<'_>, rel_path: &str, res: &mut Response) -> Result<(), PathRefusal> {
+        let Some(file_req) = FileRequest::from_request(req) else {
+            method_not_allowed(res);
+            return Ok(());
+        };
+        let key = resolve(rel_path, self.rules.allow_dotfiles)?;
+        self.respond(&key, &file_req, res)
+    }
+
     /// Answers for the file at the clean relative path `key`.
-    pub(crate) fn respond(&self, key: &str, req: &FileRequest<'_>, res: &mut Response) {
+    pub(crate) fn respond(&self, key: &str, req: &FileRequest<'_>, res: &mut Response) -> Result<(), PathRefusal> {
         let now = Instant::now();
         // A large file may change between its revalidation and its opening; then the
         // entry is reloaded once.
         for _ in 0..2 {
-            let entry: Result<Rc<Entry>, _> = with_cache(self, |cache| cache.get(key, &self.rules, now));
-            let entry = match entry {
-                Ok(entry) => entry,
-                Err(refusal) => return refuse(res, refusal),
-            };
+            let entry: Rc<Entry> = with_cache(self, |cache| cache.get(key, &self.rules, now))?;
             match answer(&entry, req, res) {
-                Ok(()) => return,
+                Ok(()) => return Ok(()),
                 Err(Changed) => with_cache(self, |cache| cache.remove(key)),
             }
         }
-        refuse(res, PathRefusal::NotFound);
+        Err(PathRefusal::NotFound)
     }
 }
 
@@ -209,13 +209,19 @@ impl StaticFile {
 
     /// Answers `req` with the file.
     pub async fn serve(&self, req: &Request<'_>, res: &mut Response) {
-        self.serve_now(req, res);
+        if let Err(refusal) = self.serve_now(req, res) {
+            refuse(res, refusal);
+        }
     }
 
-    pub(crate) fn serve_now(&self, req: &Request<'_>, res: &mut Response) {
+    /// [`serve`](Self::serve) without waiting, leaving a refusal to the caller.
+    pub(crate) fn serve_now(&self, req: &Request<'_>, res: &mut Response) -> Result<(), PathRefusal> {
         match FileRequest::from_request(req) {
             Some(file_req) => self.dir.respond(&self.key, &file_req, res),
-            None => method_not_allowed(res),
+            None => {
+                method_not_allowed(res);
+                Ok(())
+            }
         }
     }
 }
@@ -311,6 +317,7 @@ fn answer(entry: &Entry, req: &FileRequest<'_>, res: &mut Response) -> Result<()
 fn open(rep: &Representation) -> Result<File, Changed> {
     match rep.open() {
         Ok(Some(file)) => Ok(file),
+        // Reloading tells a file gone (404) from one that could not be opened (503).
         Ok(None) | Err(_) => Err(Changed),
     }
 }
@@ -331,6 +338,14 @@ fn choose<'e>(entry: &'e Entry, accept_encoding: Option<&[u8]>) -> &'e Represent
 
 fn refuse(res: &mut Response, refusal: PathRefusal) {
     plain(res, refusal.status(), refusal.reason());
+    retry_after(res, refusal);
+}
+
+/// RFC 9110 §10.2.3: a `503` says when to come back, so that it is not taken as lasting.
+pub(crate) fn retry_after(res: &mut Response, refusal: PathRefusal) {
+    if refusal == PathRefusal::Unavailable && !res.has_header("retry-after") {
+        res.append_header_unchecked(b"Retry-After", b"1");
+    }
 }
 
 fn method_not_allowed(res: &mut Response) {

@@ -1,0 +1,6 @@
+#![allow(unused_imports)]
+use kiln_html::{Flow, Fragment, Interactive, ListItem, Phrasing, TableRow, html};
+
+fn main() {
+    let _ = { html! { input type="checkbox" checked="yes"; } };
+}

@@ -1,0 +1,167 @@
+//! CSRF protection: a per-session token in a signed cookie, rendered into every
+//! state-changing form as a hidden field, and checked before the handler runs.
+//!
+//! The token lives in its own signed, `HttpOnly`, `SameSite=Lax` cookie (a signed
+//! double-submit cookie, so another site can neither read it nor plant its own), and
+//! a new one is given whenever a [`Session`](crate::Session) starts or ends.
+
+use std::fmt;
+
+use kiln_http::Response;
+
+use crate::cookie::{Cookies, SetCookie};
+use crate::extract::{FromRequest, RequestContext, content_type_is};
+use crate::rejection::{InvalidCsrfToken, Rejection};
+use crate::response::IntoResponseParts;
+use crate::route::__private::query_pairs;
+use crate::key::random_token;
+use crate::signed::{app_cookie, app_key};
+
+/// The cookie holding the visitor's CSRF token.
+pub const CSRF_COOKIE: &str = "kiln_csrf";
+/// The form field (and [`CSRF_HEADER`] the header) that carries the token back.
+pub const CSRF_FIELD: &str = "csrf_token";
+/// The request header that may carry the token instead of the form field, for
+/// requests made by scripts.
+pub const CSRF_HEADER: &str = "x-csrf-token";
+
+/// The visitor's CSRF token, to render into forms with [`field`](Self::field).
+///
+/// A visitor without one gets a new token; the handler must then send the cookie
+/// that holds it, by putting the `Csrf` value among the response's parts.
+///
+/// ```
+/// use kiln::{App, Csrf, CsrfGuard, Html, Key, Route};
+/// use kiln::maud::html;
+///
+/// #[derive(Route)]
+/// #[route("/comment")]
+/// struct CommentForm;
+///
+/// #[derive(Route)]
+/// #[route(POST, "/comment")]
+/// struct PostComment;
+///
+/// async fn form(_: CommentForm, csrf: Csrf) -> (Csrf, kiln::maud::Markup) {
+///     let page = html! { form method="post" { (csrf.field()) textarea name="body" {} } };
+///     (csrf, page)
+/// }
+///
+/// async fn post(_: PostComment, _: CsrfGuard) -> &'static str {
+///     "posted"
+/// }
+///
+/// let app = App::new(|_| ()).secret_key(Key::generate()).route(form).route(post);
+/// let mut client = kiln::test::TestClient::new(app);
+/// let page = client.get(&CommentForm);
+/// let cookie = page.header("set-cookie").unwrap().split(';').next().unwrap().to_owned();
+/// let text = page.text();
+/// let token = text.split("value=\"").nth(1).unwrap().split('"').next().unwrap();
+/// let ok = client.request("POST", &PostComment).header("Cookie", &cookie)
+///     .form(&[("csrf_token", token), ("body", "hi")]).send();
+/// assert_eq!(ok.text(), "posted");
+/// let forged = client.request("POST", &PostComment).header("Cookie", &cookie)
+///     .form(&[("csrf_token", "0"), ("body", "hi")]).send();
+/// assert_eq!(forged.status(), 403);
+/// ```
+#[derive(Debug, Clone)]
+pub struct Csrf {
+    token: String,
+    /// The cookie to send when the token is new.
+    cookie: Option<SetCookie>,
+}
+
+impl Csrf {
+    /// The token.
+    pub fn token(&self) -> &str {
+        &self.token
+    }
+
+    /// The hidden form field carrying the token: render it inside every form that
+    /// changes state (`(csrf.field())` in `maud::html!`, or with `Display`).
+    pub fn field(&self) -> CsrfField<'_> {
+        CsrfField(&self.token)
+    }
+}
+
+/// Sends the cookie holding a new token; nothing when the visitor already had one.
+impl IntoResponseParts for Csrf {
+    fn apply(self, res: &mut Response) {
+        if let Some(cookie) = self.cookie {
+            cookie.apply(res);
+        }
+    }
+}
+
+/// Refused with 500 when the app has no [`secret_key`](crate::App::secret_key).
+impl<S> FromRequest<S> for Csrf {
+    fn from_request(cx: &RequestContext<'_, S>) -> Result<Self, Rejection> {
+        let key = app_key(cx.config(), "Csrf")?;
+        let cookies = Cookies::from_request(cx)?;
+        if let Some(token) = cookies.get(CSRF_COOKIE).and_then(|c| key.verify(CSRF_COOKIE, c)) {
+            return Ok(Csrf { token: token.to_owned(), cookie: None });
+        }
+        let token = random_token();
+        let cookie = app_cookie(cx.config().secure_cookies, CSRF_COOKIE, &key.sign(CSRF_COOKIE, &token), None);
+        Ok(Csrf { token, cookie: Some(cookie) })
+    }
+}
+
+/// `<input type="hidden" name="csrf_token" value="…">`; see [`Csrf::field`].
+#[derive(Debug, Clone, Copy)]
+pub struct CsrfField<'a>(&'a str);
+
+impl fmt::Display for CsrfField<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // The token is hex, so it needs no escaping.
+        write!(f, r#"<input type="hidden" name="{CSRF_FIELD}" value="{}">"#, self.0)
+    }
+}
+
+impl maud::Render for CsrfField<'_> {
+    fn render_to(&self, buffer: &mut String) {
+        use std::fmt::Write;
+        let _ = write!(buffer, "{self}");
+    }
+}
+
+/// Checks a state-changing request's CSRF token before the handler runs: the token
+/// sent in the form field `csrf_token` (or the header `X-CSRF-Token`) must be the one
+/// in the visitor's signed CSRF cookie. Missing or wrong, the request gets
+/// `403 Forbidden` ([`InvalidCsrfToken`]). `GET`, `HEAD` and `OPTIONS` pass unchecked.
+///
+/// Put it before a `Form` argument: `async fn save(_: SavePage, _: CsrfGuard, form: Form<Page>)`.
+#[derive(Debug, Clone, Copy)]
+pub struct CsrfGuard;
+
+impl<S> FromRequest<S> for CsrfGuard {
+    fn from_request(cx: &RequestContext<'_, S>) -> Result<Self, Rejection> {
+        let req = cx.request();
+        if matches!(req.method(), "GET" | "HEAD" | "OPTIONS") {
+            return Ok(CsrfGuard);
+        }
+        let key = app_key(cx.config(), "CsrfGuard")?;
+        let cookies = Cookies::from_request(cx)?;
+        let expected = cookies
+            .get(CSRF_COOKIE)
+            .and_then(|c| key.verify(CSRF_COOKIE, c))
+            .ok_or_else(|| InvalidCsrfToken::new("the CSRF cookie is missing or not valid; reload the form"))?;
+        let sent = match req.header_str(CSRF_HEADER) {
+            Some(token) => Some(token.to_owned()),
+            None if content_type_is(req, "application/x-www-form-urlencoded") => std::str::from_utf8(req.body())
+                .ok()
+                .and_then(|body| query_pairs(body).find(|(k, _)| k == CSRF_FIELD).map(|(_, v)| v.into_owned())),
+            None => None,
+        };
+        let sent = sent.ok_or_else(|| InvalidCsrfToken::new("the CSRF token is missing"))?;
+        if !same(sent.as_bytes(), expected.as_bytes()) {
+            return Err(InvalidCsrfToken::new("the CSRF token is wrong; reload the form").into());
+        }
+        Ok(CsrfGuard)
+    }
+}
+
+/// Compares in time that depends on the lengths only.
+fn same(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}

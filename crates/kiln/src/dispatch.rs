@@ -1,0 +1,163 @@
+//! From a built app to one `kiln_http::Service` per worker: [`AppFactory`] builds each
+//! worker's [`AppService`], which routes every request to its handler.
+
+use std::borrow::Cow;
+use std::error::Error;
+use std::fmt;
+use std::future::Future;
+use std::rc::Rc;
+use std::sync::Arc;
+
+use kiln_http::{Request, Response, Service, StatusCode};
+
+use crate::access_log::{AccessLog, Logged};
+use crate::config::Config;
+use crate::extract::RequestContext;
+use crate::handler::Dispatch;
+use crate::make::{MakeService, StateError};
+use crate::rejection::{MethodNotAllowed, NotFound};
+use crate::route::PathParams;
+use crate::router::{Router, TrailingSlash};
+
+pub(crate) type StateFactory<S> = dyn Fn(usize) -> Result<S, Box<dyn Error + Send + Sync>> + Send + Sync;
+
+/// What every worker shares, read-only: the route table and the settings.
+struct Shared<S> {
+    router: Router<S>,
+    config: Config,
+    trailing_slash: TrailingSlash,
+}
+
+/// A checked app, ready to build one service per worker. Made by
+/// [`App::build`](crate::App::build).
+pub struct AppFactory<S> {
+    shared: Arc<Shared<S>>,
+    state: Arc<StateFactory<S>>,
+    log: Option<AccessLog>,
+}
+
+impl<S: 'static> AppFactory<S> {
+    pub(crate) fn new(
+        router: Router<S>,
+        config: Config,
+        trailing_slash: TrailingSlash,
+        state: Arc<StateFactory<S>>,
+        log: Option<AccessLog>,
+    ) -> Self {
+        AppFactory { shared: Arc::new(Shared { router, config, trailing_slash }), state, log }
+    }
+}
+
+impl<S> fmt::Debug for AppFactory<S> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let patterns: Vec<&str> = self.shared.router.patterns().collect();
+        f.debug_struct("AppFactory").field("patterns", &patterns).finish()
+    }
+}
+
+impl<S: 'static> MakeService for AppFactory<S> {
+    type Service = AppService<S>;
+
+    fn make_service(&self, worker: usize) -> Self::Service {
+        self.try_make_service(worker).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    fn try_make_service(&self, worker: usize) -> Result<Self::Service, StateError> {
+        let state = (self.state)(worker).map_err(|e| StateError::new(worker, e))?;
+        let routed = Routed { shared: Arc::clone(&self.shared), state: Rc::new(state) };
+        Ok(AppService { inner: Logged::new(routed, self.log.as_ref()) })
+    }
+
+    fn access_log(&self) -> Option<&AccessLog> {
+        self.log.as_ref()
+    }
+}
+
+/// The app on one worker: the shared router and this worker's state, behind the
+/// access log when the app has one.
+pub struct AppService<S> {
+    inner: Logged<Routed<S>>,
+}
+
+impl<S: 'static> Service for AppService<S> {
+    fn call<'a>(&'a self, req: Request<'a>, res: &'a mut Response) -> impl Future<Output = ()> + 'a {
+        self.inner.call(req, res)
+    }
+}
+
+/// Routes a worker's requests with its state.
+struct Routed<S> {
+    shared: Arc<Shared<S>>,
+    state: Rc<S>,
+}
+
+impl<S: 'static> Routed<S> {
+    /// Routes the request and starts its handler; rejections are rendered at once.
+    fn dispatch<'a>(&'a self, req: Request<'a>, res: &'a mut Response) -> Dispatch<'a> {
+        let shared = &*self.shared;
+        let Some((endpoint, params)) = shared.router.at(req.path()) else {
+            return self.miss(req, res);
+        };
+        let Some(handler) = endpoint.handler(req.method()) else {
+            shared.config.reject(&MethodNotAllowed::new(req.method(), &endpoint.allow).into(), res);
+            return Dispatch::Done;
+        };
+        let cx = RequestContext {
+            req,
+            params: PathParams::new(params),
+            pattern: Some(&endpoint.pattern),
+            state: &self.state,
+            config: &shared.config,
+        };
+        handler.start(&cx, res)
+    }
+
+    /// No pattern matched: redirect across a trailing slash, call the fallback, or 404.
+    fn miss<'a>(&'a self, req: Request<'a>, res: &'a mut Response) -> Dispatch<'a> {
+        let shared = &*self.shared;
+        let path = req.path();
+        if shared.trailing_slash == TrailingSlash::Redirect && path.len() > 1 {
+            let other = match path.strip_suffix('/') {
+                Some(trimmed) => Cow::Borrowed(trimmed),
+                None => Cow::Owned(format!("{path}/")),
+            };
+            if shared.router.matches(&other) {
+                let mut location = other.into_owned();
+                if let Some(q) = req.query() {
+                    location.push('?');
+                    location.push_str(q);
+                }
+                res.set_status(StatusCode::PERMANENT_REDIRECT);
+                res.append_header_unchecked(b"Location", location.as_bytes());
+                return Dispatch::Done;
+            }
+        }
+        match &shared.router.fallback {
+            Some(fallback) => {
+                let cx = RequestContext {
+                    req,
+                    params: PathParams::default(),
+                    pattern: None,
+                    state: &self.state,
+                    config: &shared.config,
+                };
+                fallback.start(&cx, res)
+            }
+            None => {
+                shared.config.reject(&NotFound::new(format!("no route for {path}")).into(), res);
+                Dispatch::Done
+            }
+        }
+    }
+}
+
+impl<S: 'static> Service for Routed<S> {
+    fn call<'a>(&'a self, req: Request<'a>, res: &'a mut Response) -> impl Future<Output = ()> + 'a {
+        let dispatch = self.dispatch(req, res);
+        async move {
+            if let Dispatch::Running(handler) = dispatch {
+                handler.await;
+            }
+        }
+    }
+}

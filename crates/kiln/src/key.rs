@@ -1,0 +1,136 @@
+//! The app's secret [`Key`]: HMAC-SHA256 signatures over a cookie's name and value,
+//! and the random tokens sessions and CSRF protection need.
+
+use std::fmt;
+
+use hmac::{Hmac, KeyInit, Mac};
+use sha2::Sha256;
+
+/// Fewest bytes of secret a [`Key`] accepts: HMAC-SHA256's own output size.
+pub const MIN_KEY_BYTES: usize = 32;
+/// Hex digits of the signature appended to a signed value.
+const SIGNATURE_HEX: usize = 64;
+
+/// The app's secret for signing cookies, sessions and CSRF tokens; give it with
+/// [`App::secret_key`](crate::App::secret_key). Keep it out of the repository (an
+/// environment variable, a file readable by the server only); changing it ends every
+/// session.
+#[derive(Clone)]
+pub struct Key {
+    /// The keyed state, ready to clone per signature.
+    mac: Hmac<Sha256>,
+}
+
+impl Key {
+    /// A key from a secret of at least [`MIN_KEY_BYTES`] bytes (a long random
+    /// string, say).
+    pub fn new(secret: impl AsRef<[u8]>) -> Result<Key, KeyTooShort> {
+        let secret = secret.as_ref();
+        if secret.len() < MIN_KEY_BYTES {
+            return Err(KeyTooShort(secret.len()));
+        }
+        // HMAC takes keys of any length, so this cannot fail.
+        let mac = Hmac::<Sha256>::new_from_slice(secret).map_err(|_| KeyTooShort(secret.len()))?;
+        Ok(Key { mac })
+    }
+
+    /// A random key: sessions end when the process does. For tests and development.
+    pub fn generate() -> Key {
+        let mut secret = [0u8; MIN_KEY_BYTES];
+        fill_random(&mut secret);
+        Key::new(secret).expect("32 bytes")
+    }
+
+    /// The signature of `value` as the cookie `name`, in hex.
+    fn signature(&self, name: &str, value: &str) -> [u8; SIGNATURE_HEX] {
+        let mut mac = self.mac.clone();
+        mac.update(name.as_bytes());
+        mac.update(b"=");
+        mac.update(value.as_bytes());
+        let mut hex = [0u8; SIGNATURE_HEX];
+        for (i, b) in mac.finalize().into_bytes().iter().enumerate() {
+            hex[2 * i] = HEX[usize::from(b >> 4)];
+            hex[2 * i + 1] = HEX[usize::from(b & 15)];
+        }
+        hex
+    }
+
+    /// `value.signature`, the form a signed cookie is sent in.
+    pub(crate) fn sign(&self, name: &str, value: &str) -> String {
+        let signature = self.signature(name, value);
+        let mut signed = String::with_capacity(value.len() + 1 + SIGNATURE_HEX);
+        signed.push_str(value);
+        signed.push('.');
+        signed.extend(signature.iter().map(|&b| char::from(b)));
+        signed
+    }
+
+    /// The value of a signed cookie, if its signature is right (compared in constant time).
+    pub(crate) fn verify<'v>(&self, name: &str, signed: &'v str) -> Option<&'v str> {
+        let (value, signature) = signed.rsplit_once('.')?;
+        let expected = self.signature(name, value);
+        let given = signature.as_bytes();
+        if given.len() != SIGNATURE_HEX {
+            return None;
+        }
+        let differ = expected.iter().zip(given).fold(0u8, |acc, (a, b)| acc | (a ^ b));
+        (differ == 0).then_some(value)
+    }
+}
+
+impl fmt::Debug for Key {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Key(..)")
+    }
+}
+
+/// A secret shorter than [`MIN_KEY_BYTES`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KeyTooShort(usize);
+
+impl fmt::Display for KeyTooShort {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "a secret key needs at least {MIN_KEY_BYTES} bytes; this one has {}", self.0)
+    }
+}
+
+impl std::error::Error for KeyTooShort {}
+
+pub(crate) const HEX: &[u8; 16] = b"0123456789abcdef";
+
+/// Fills `buf` from the operating system's random source.
+fn fill_random(buf: &mut [u8]) {
+    // The OS source fails only when the system itself is broken; a predictable token
+    // would be worse than stopping.
+    getrandom::fill(buf).expect("the operating system's random source failed");
+}
+
+/// A random token of 32 bytes, in hex.
+pub(crate) fn random_token() -> String {
+    let mut bytes = [0u8; 32];
+    fill_random(&mut bytes);
+    bytes.iter().flat_map(|b| [char::from(HEX[usize::from(b >> 4)]), char::from(HEX[usize::from(b & 15)])]).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_signature_binds_name_value_and_key() {
+        let key = Key::new([7u8; 32]).unwrap();
+        let signed = key.sign("sid", "abc");
+        assert_eq!(key.verify("sid", &signed), Some("abc"));
+        assert_eq!(key.verify("other", &signed), None);
+        assert_eq!(key.verify("sid", &signed.replacen("abc", "abd", 1)), None);
+        assert_eq!(key.verify("sid", &signed[..signed.len() - 1]), None);
+        assert_eq!(key.verify("sid", "abc"), None);
+        assert_eq!(Key::new([8u8; 32]).unwrap().verify("sid", &signed), None);
+    }
+
+    #[test]
+    fn short_keys_are_refused() {
+        assert_eq!(Key::new([0u8; 31]).unwrap_err(), KeyTooShort(31));
+    }
+
+}

@@ -1,0 +1,182 @@
+//! The route table: every pattern with its handlers per method, checked for conflicts
+//! once at start-up and then read by every worker.
+
+use std::borrow::Cow;
+use std::collections::HashMap;
+use std::fmt;
+use std::sync::Arc;
+
+use kiln_http::Method;
+
+use crate::handler::ErasedHandler;
+
+/// What a request for `/a/` gets when only `/a` exists (and the other way round).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum TrailingSlash {
+    /// `308 Permanent Redirect` to the path that exists, keeping the query.
+    #[default]
+    Redirect,
+    /// `404 Not Found`: paths match exactly.
+    Strict,
+}
+
+/// One method on one pattern, as registered.
+pub(crate) struct RouteEntry<S> {
+    pub(crate) pattern: Cow<'static, str>,
+    pub(crate) method: Method,
+    /// Names the route in conflict reports: its type, or what registered it.
+    pub(crate) name: Cow<'static, str>,
+    pub(crate) handler: Arc<dyn ErasedHandler<S>>,
+}
+
+impl<S> RouteEntry<S> {
+    pub(crate) fn describe(&self) -> String {
+        format!("`{}` ({} {})", self.name, self.method, self.pattern)
+    }
+}
+
+/// Every method registered on one pattern.
+pub(crate) struct Endpoint<S> {
+    pub(crate) pattern: Cow<'static, str>,
+    methods: Vec<(Method, Arc<dyn ErasedHandler<S>>)>,
+    /// The `Allow` header for a 405, rendered once at start-up.
+    pub(crate) allow: String,
+    get: Option<usize>,
+}
+
+impl<S> Endpoint<S> {
+    /// The handler for `method`; `HEAD` falls back to `GET` (RFC 9110 §9.3.2), the
+    /// engine dropping the body and keeping `Content-Length`.
+    pub(crate) fn handler(&self, method: &str) -> Option<&dyn ErasedHandler<S>> {
+        if let Some((_, h)) = self.methods.iter().find(|(m, _)| m.as_str() == method) {
+            return Some(&**h);
+        }
+        match (method, self.get) {
+            ("HEAD", Some(i)) => Some(&*self.methods[i].1),
+            _ => None,
+        }
+    }
+}
+
+/// The checked table: a `matchit` router over the endpoints, and the fallback.
+pub(crate) struct Router<S> {
+    router: matchit::Router<usize>,
+    endpoints: Vec<Endpoint<S>>,
+    pub(crate) fallback: Option<Arc<dyn ErasedHandler<S>>>,
+}
+
+impl<S> Router<S> {
+    /// Builds the table, refusing two routes that would answer the same requests and
+    /// patterns the router cannot parse.
+    pub(crate) fn build(
+        routes: Vec<RouteEntry<S>>,
+        fallback: Option<Arc<dyn ErasedHandler<S>>>,
+    ) -> Result<Self, BuildError> {
+        let mut endpoints: Vec<Endpoint<S>> = Vec::new();
+        let mut owners: Vec<Vec<RouteEntry<S>>> = Vec::new();
+        let mut by_pattern: HashMap<Cow<'static, str>, usize> = HashMap::new();
+        let mut router = matchit::Router::new();
+        for entry in routes {
+            let index = match by_pattern.get(&entry.pattern) {
+                Some(&i) => i,
+                None => {
+                    let i = endpoints.len();
+                    if let Err(e) = router.insert(entry.pattern.to_string(), i) {
+                        return Err(insert_error(e, &entry, &owners));
+                    }
+                    by_pattern.insert(entry.pattern.clone(), i);
+                    endpoints.push(Endpoint {
+                        pattern: entry.pattern.clone(),
+                        methods: Vec::new(),
+                        allow: String::new(),
+                        get: None,
+                    });
+                    owners.push(Vec::new());
+                    i
+                }
+            };
+            if let Some(first) = owners[index].iter().find(|o| o.method == entry.method) {
+                return Err(BuildError::Conflict { first: first.describe(), second: entry.describe() });
+            }
+            endpoints[index].methods.push((entry.method.clone(), Arc::clone(&entry.handler)));
+            owners[index].push(entry);
+        }
+        for endpoint in &mut endpoints {
+            endpoint.get = endpoint.methods.iter().position(|(m, _)| *m == Method::GET);
+            let mut allow: Vec<&str> = endpoint.methods.iter().map(|(m, _)| m.as_str()).collect();
+            if endpoint.get.is_some() && !allow.contains(&"HEAD") {
+                allow.push("HEAD");
+            }
+            endpoint.allow = allow.join(", ");
+        }
+        Ok(Router { router, endpoints, fallback })
+    }
+
+    /// The endpoint whose pattern matches `path`, with the captured parameters.
+    pub(crate) fn at<'p>(&self, path: &'p str) -> Option<(&Endpoint<S>, matchit::Params<'_, 'p>)> {
+        let matched = self.router.at(path).ok()?;
+        Some((&self.endpoints[*matched.value], matched.params))
+    }
+
+    /// Whether some pattern matches `path`.
+    pub(crate) fn matches(&self, path: &str) -> bool {
+        self.router.at(path).is_ok()
+    }
+
+    /// The patterns, in registration order.
+    pub(crate) fn patterns(&self) -> impl Iterator<Item = &str> {
+        self.endpoints.iter().map(|e| &*e.pattern)
+    }
+}
+
+fn insert_error<S>(e: matchit::InsertError, entry: &RouteEntry<S>, owners: &[Vec<RouteEntry<S>>]) -> BuildError {
+    match e {
+        matchit::InsertError::Conflict { with } => {
+            let first = owners
+                .iter()
+                .flatten()
+                .find(|o| o.pattern == with)
+                .map_or_else(|| format!("`{with}`"), RouteEntry::describe);
+            BuildError::Conflict { first, second: entry.describe() }
+        }
+        other => BuildError::InvalidPattern { route: entry.describe(), reason: other.to_string() },
+    }
+}
+
+/// Why an app could not be built: found at start-up, never on the request path.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum BuildError {
+    /// Two routes would answer the same requests.
+    Conflict {
+        /// The route registered first: `name (METHOD pattern)`.
+        first: String,
+        /// The route that conflicts with it.
+        second: String,
+    },
+    /// A pattern the router refuses.
+    InvalidPattern {
+        /// The route: `name (METHOD pattern)`.
+        route: String,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// An app setting that cannot be used, such as a public URL that is not one.
+    Setting {
+        /// The [`App`](crate::App) method that was given it.
+        setting: &'static str,
+        /// What is wrong with it.
+        reason: String,
+    },
+}
+
+impl fmt::Display for BuildError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            BuildError::Conflict { first, second } => write!(f, "route {second} conflicts with route {first}"),
+            BuildError::InvalidPattern { route, reason } => write!(f, "route {route} has an invalid pattern: {reason}"),
+            BuildError::Setting { setting, reason } => write!(f, "App::{setting}: {reason}"),
+        }
+    }
+}
+
+impl std::error::Error for BuildError {}

@@ -1,0 +1,96 @@
+//! CSRF protection: a form carries the visitor's token; a state-changing request
+//! without it, or with another, gets 403 before its handler runs.
+
+use kiln::maud::{Markup, html};
+use kiln::test::{TestClient, TestResponse};
+use kiln::{App, AppService, Csrf, CsrfGuard, Form, Key, Route, StatusCode};
+use serde::Deserialize;
+
+#[derive(Route)]
+#[route("/edit")]
+struct EditForm;
+
+#[derive(Route)]
+#[route(POST, "/edit")]
+struct Save;
+
+#[derive(Deserialize)]
+struct Page {
+    title: String,
+}
+
+async fn edit(_: EditForm, csrf: Csrf) -> (Csrf, Markup) {
+    let page = html! { form method="post" { (csrf.field()) input name="title"; } };
+    (csrf, page)
+}
+
+async fn save(_: Save, _: CsrfGuard, Form(page): Form<Page>) -> String {
+    format!("saved {}", page.title)
+}
+
+fn client() -> TestClient<AppService<()>> {
+    TestClient::new(App::new(|_| ()).secret_key(Key::new([3u8; 32]).unwrap()).route(edit).route(save))
+}
+
+/// The form's cookie (`kiln_csrf=…`) and the token in its hidden field.
+fn form(client: &mut TestClient<AppService<()>>) -> (String, String) {
+    let res: TestResponse = client.get(&EditForm);
+    let cookie = res.header("set-cookie").expect("a new token's cookie").split(';').next().unwrap().to_owned();
+    let text = res.text();
+    let token = text.split(r#"name="csrf_token" value=""#).nth(1).unwrap().split('"').next().unwrap().to_owned();
+    (cookie, token)
+}
+
+#[test]
+fn the_form_carries_the_token_of_its_cookie() {
+    let mut c = client();
+    let (cookie, token) = form(&mut c);
+    assert!(cookie.starts_with("kiln_csrf="));
+    assert_eq!(token.len(), 64);
+    // A visitor who has the cookie gets the same token and no new cookie.
+    let again = c.request("GET", &EditForm).header("Cookie", &cookie).send();
+    assert_eq!(again.header("set-cookie"), None);
+    assert!(again.text().contains(&token));
+    let res = c.request("POST", &Save).header("Cookie", &cookie).form(&[("csrf_token", &*token), ("title", "x")]).send();
+    assert_eq!((res.status(), res.text()), (StatusCode::OK, "saved x".to_owned()));
+}
+
+#[test]
+fn a_missing_token_is_forbidden() {
+    let mut c = client();
+    let (cookie, _) = form(&mut c);
+    let res = c.request("POST", &Save).header("Cookie", &cookie).form(&[("title", "x")]).send();
+    assert_eq!(res.status(), 403);
+    assert_eq!(res.text(), "the CSRF token is missing\n");
+    let no_cookie = c.request("POST", &Save).form(&[("title", "x")]).send();
+    assert_eq!(no_cookie.status(), 403);
+}
+
+#[test]
+fn a_wrong_token_is_forbidden() {
+    let mut c = client();
+    let (cookie, token) = form(&mut c);
+    let (_, other_token) = form(&mut c);
+    assert_ne!(token, other_token);
+    for wrong in [other_token.as_str(), "", "0", &token[..63]] {
+        let res = c.request("POST", &Save).header("Cookie", &cookie).form(&[("csrf_token", wrong), ("title", "x")]).send();
+        assert_eq!(res.status(), 403, "{wrong:?}");
+    }
+    // The right token with a cookie the server did not sign.
+    let forged = format!("kiln_csrf={token}.{}", "0".repeat(64));
+    let res = c.request("POST", &Save).header("Cookie", &forged).form(&[("csrf_token", &*token), ("title", "x")]).send();
+    assert_eq!(res.status(), 403);
+}
+
+#[test]
+fn the_token_may_come_in_a_header() {
+    let mut c = client();
+    let (cookie, token) = form(&mut c);
+    let res = c
+        .request("POST", &Save)
+        .header("Cookie", &cookie)
+        .header("X-CSRF-Token", &token)
+        .form(&[("title", "x")])
+        .send();
+    assert_eq!(res.status(), 200);
+}

@@ -1,0 +1,3 @@
+fn main() {
+    let _ = kiln::asset!("no-such-file.css");
+}

@@ -1,0 +1,5 @@
+use kiln::App;
+
+fn main() {
+    let _ = App::new(|_| ()).fallback(42);
+}
