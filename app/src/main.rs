@@ -1,7 +1,9 @@
 //! kiln-demo: the benchmark endpoints and the demo site, one binary.
 
 mod bench_routes;
-mod db_routes;
+mod database;
+mod state;
+mod techempower;
 
 use std::net::SocketAddr;
 use std::process::ExitCode;
@@ -28,7 +30,7 @@ struct Args {
     #[command(flatten)]
     limits: LimitArgs,
     #[command(flatten)]
-    db: db_routes::DbArgs,
+    db: database::DbArgs,
     /// Folder served at `/static/`.
     #[arg(long, env = "KILN_PUBLIC", default_value = concat!(env!("CARGO_MANIFEST_DIR"), "/public"))]
     public: std::path::PathBuf,
@@ -82,8 +84,8 @@ fn main() -> ExitCode {
     if let Some(n) = args.workers {
         server = server.workers(n);
     }
-    let database = match args.db.open() {
-        Ok(database) => database,
+    let databases = match args.db.open() {
+        Ok(databases) => databases,
         Err(e) => {
             eprintln!("kiln-demo: {e}");
             return ExitCode::FAILURE;
@@ -94,10 +96,10 @@ fn main() -> ExitCode {
     if let Some(Err(e)) = log.as_ref().map(AccessLog::reopen_on_sighup) {
         eprintln!("kiln-demo: SIGHUP handler: {e}");
     }
-    let app = App::new(move |_worker| database.worker())
+    let app = App::new(move |_worker| state::Worker::new(&databases))
         .access_log(log)
         .mount(bench_routes::mount)
-        .mount(db_routes::mount)
+        .mount(techempower::mount)
         .static_dir("/static", &args.public);
     let handle = match kiln::serve(app, server) {
         Ok(handle) => handle,

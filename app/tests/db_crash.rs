@@ -1,12 +1,10 @@
 //! The SQLite file survives `kill -9` of the server in the middle of writes.
 
-mod db_support;
-
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
 
-use db_support::{Server, TempDir, get, poll_until};
+use kiln_test_support::{Server, TempDir, get, poll_until};
 
 /// Client threads hammering `/updates`.
 const CLIENTS: usize = 4;
@@ -15,11 +13,15 @@ const MAX_REQUESTS_PER_CLIENT: usize = 5_000;
 /// Successful updates to see before the kill, so that it lands mid-stream.
 const UPDATES_BEFORE_KILL: usize = 500;
 
+fn start(database: &str) -> Server {
+    Server::start(env!("CARGO_BIN_EXE_kiln-demo"), &["--workers", "2", "--database", database])
+}
+
 #[test]
 fn sqlite_survives_kill_9_during_updates() {
     let dir = TempDir::new("crash");
     let url = dir.sqlite_url();
-    let mut server = Server::start(&url, &[]);
+    let mut server = start(&url);
     let addr = server.addr;
     let stop = Arc::new(AtomicBool::new(false));
     let done = Arc::new(AtomicUsize::new(0));
@@ -51,7 +53,7 @@ fn sqlite_survives_kill_9_during_updates() {
         client.join().expect("client thread");
     }
 
-    let path = dir.0.join("kiln.sqlite");
+    let path = dir.path().join("kiln.sqlite");
     let conn = rusqlite::Connection::open(&path).expect("open after the crash");
     let check: String = conn.query_row("PRAGMA integrity_check", [], |r| r.get(0)).expect("integrity_check");
     assert_eq!(check, "ok");
@@ -66,7 +68,7 @@ fn sqlite_survives_kill_9_during_updates() {
     drop(conn);
 
     // And the server starts again on the same file.
-    let server = Server::start(&url, &[]);
+    let server = start(&url);
     assert_eq!(server.get("/updates?queries=5").status, 200);
     assert_eq!(server.get("/db").status, 200);
 }

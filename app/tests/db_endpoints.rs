@@ -1,11 +1,39 @@
 //! The database endpoints of the real `kiln-demo` binary, on SQLite and (with
 //! `KILN_PG_URL`) PostgreSQL, held to TechEmpower's rules.
 
-mod db_support;
-
-use db_support::{Server, TempDir, pg_url};
-use kiln::db::{ADDED_FORTUNE, Database, DbOptions, FORTUNES, World};
+use kiln::db::{Database, FromRow, Options};
+use kiln_test_support::{Server, TempDir, on_worker, pg_url};
 use serde_json::Value;
+
+/// The twelve fortunes the migration seeds.
+const FORTUNES: [(i32, &str); 12] = [
+    (1, "fortune: No such file or directory"),
+    (2, "A computer scientist is someone who fixes things that aren't broken."),
+    (3, "After enough decimal places, nobody gives a damn."),
+    (4, "A bad random number generator: 1, 1, 1, 1, 1, 4.33e+67, 1, 1, 1"),
+    (5, "A computer program does what you tell it to do, not what you want it to do."),
+    (6, "Emacs is a nice operating system, but I prefer UNIX. \u{2014} Tom Christaensen"),
+    (7, "Any program that runs right is obsolete."),
+    (8, "A list is only as strong as its weakest link. \u{2014} Donald Knuth"),
+    (9, "Feature: A bug with seniority."),
+    (10, "Computers make very fast, very accurate mistakes."),
+    (11, "<script>alert(\"This should not be displayed in a browser alert box.\");</script>"),
+    (12, "フレームワークのベンチマーク"),
+];
+
+/// The fortune `/fortunes` adds at request time.
+const ADDED_FORTUNE: &str = "Additional fortune added at request time.";
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, FromRow)]
+struct World {
+    id: i32,
+    #[from_row(rename = "randomnumber")]
+    random_number: i32,
+}
+
+fn start(database: &str) -> Server {
+    Server::start(env!("CARGO_BIN_EXE_kiln-demo"), &["--workers", "2", "--database", database, "--long-query-ms", "5"])
+}
 
 /// (query string, rows expected): clamped to 1..=500, anything unparsable counts as 1.
 const COUNTS: [(&str, usize); 10] = [
@@ -106,25 +134,33 @@ fn check_endpoints(server: &Server, database: &str) {
     }
 }
 
-/// Reads rows straight from the database, outside the server.
+/// Reads rows straight from the database, outside the server, through `kiln::db`.
 fn read_back(database: &str, ids: Vec<i32>) -> Vec<World> {
-    let db = Database::open(database, DbOptions { sqlite_readers: 1, ..DbOptions::default() }).expect("open");
-    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime");
-    tokio::task::LocalSet::new().block_on(&rt, async { db.worker().worlds_by_id(ids).await.expect("read back") })
+    let db = Database::open(database, Options { sqlite_readers: 1, ..Options::default() }).expect("open");
+    on_worker(async {
+        let db = db.worker();
+        let mut rows = Vec::new();
+        for id in ids {
+            rows.push(
+                db.query_one("SELECT id, randomnumber FROM world WHERE id = $1", &[&id]).await.expect("read back"),
+            );
+        }
+        rows
+    })
 }
 
 #[test]
 fn sqlite_endpoints() {
     let dir = TempDir::new("endpoints");
     let url = dir.sqlite_url();
-    let server = Server::start(&url, &["--long-query-ms", "5"]);
+    let server = start(&url);
     check_endpoints(&server, &url);
 }
 
 #[test]
 fn postgres_endpoints() {
     let Some(url) = pg_url("db_endpoints::postgres_endpoints") else { return };
-    let server = Server::start(&url, &["--long-query-ms", "5"]);
+    let server = start(&url);
     check_endpoints(&server, &url);
 }
 

@@ -1,11 +1,9 @@
 //! PostgreSQL stopped under a running server: `503` with a clear message, never a
 //! hang, then recovery once it is back. Runs its own cluster (`scripts/pg`).
 
-mod db_support;
-
 use std::time::{Duration, Instant};
 
-use db_support::{Cluster, Server, pg_url, poll_until};
+use kiln_test_support::{Cluster, Server, pg_url, poll_until};
 
 #[test]
 fn postgres_outage_answers_503_then_recovers() {
@@ -13,7 +11,10 @@ fn postgres_outage_answers_503_then_recovers() {
         return;
     }
     let cluster = Cluster::start();
-    let server = Server::start(&cluster.url, &["--query-timeout-ms", "2000"]);
+    let server = Server::start(
+        env!("CARGO_BIN_EXE_kiln-demo"),
+        &["--workers", "2", "--database", &cluster.url, "--query-timeout-ms", "2000"],
+    );
     assert_eq!(server.get("/db").status, 200);
     assert_eq!(server.get("/mix/blocking?every=1").status, 200);
 

@@ -1,8 +1,13 @@
-//! Derive macros for kiln: `#[derive(Route)]` turns a struct into a typed route.
+//! Macros for kiln: `#[derive(Route)]` turns a struct into a typed route,
+//! `#[derive(FromRow)]` reads one from a database row, `migrations!()` embeds the
+//! app's SQL migrations.
 //!
-//! Use it through `kiln::Route`; the generated code names `::kiln` paths.
+//! Use them through `kiln` (`kiln::Route`, `kiln::db::FromRow`,
+//! `kiln::db::migrations!`); the generated code names `::kiln` paths.
 
 mod asset;
+mod from_row;
+mod migrations;
 mod pattern;
 mod route;
 
@@ -28,6 +33,47 @@ use proc_macro::TokenStream;
 pub fn derive_route(input: TokenStream) -> TokenStream {
     let input = syn::parse_macro_input!(input as syn::DeriveInput);
     route::expand(&input).unwrap_or_else(syn::Error::into_compile_error).into()
+}
+
+/// Reads a struct from a database row: each field from the column of its name,
+/// decoded with `kiln::db::FromValue` (`Option<T>` for a column that may be `NULL`).
+///
+/// ```ignore
+/// #[derive(kiln::db::FromRow)]
+/// struct Post {
+///     id: i64,
+///     #[from_row(rename = "headline")]
+///     title: String,
+///     summary: Option<String>,
+///     #[from_row(default)]
+///     score: i32,
+/// }
+/// ```
+///
+/// - `#[from_row(rename = "column")]` reads another column.
+/// - `#[from_row(default)]` gives the field its `Default` when the result has no
+///   such column (a `NULL` is still an error unless the field is an `Option`).
+/// - Tuple structs read their columns by position.
+#[proc_macro_derive(FromRow, attributes(from_row))]
+pub fn derive_from_row(input: TokenStream) -> TokenStream {
+    let input = syn::parse_macro_input!(input as syn::DeriveInput);
+    from_row::expand(&input).unwrap_or_else(syn::Error::into_compile_error).into()
+}
+
+/// The crate's `migrations/NNNN_name.sql` files (or those of the folder named, relative to
+/// the crate's `Cargo.toml`), embedded at compile time, in the order of their numbers,
+/// as a `&'static [kiln::db::Migration]`.
+///
+/// ```ignore
+/// let options = kiln::db::Options::default().migrations(kiln::db::migrations!());
+/// ```
+///
+/// A file whose name is not `NNNN_name.sql`, or two files with one number, do not
+/// compile. Cargo rebuilds when a file changes; to rebuild when one is added, put
+/// `println!("cargo:rerun-if-changed=migrations");` in the crate's `build.rs`.
+#[proc_macro]
+pub fn migrations(input: TokenStream) -> TokenStream {
+    migrations::expand(input.into()).unwrap_or_else(syn::Error::into_compile_error).into()
 }
 
 /// A link to a static asset, checked and content-hashed at compile time:

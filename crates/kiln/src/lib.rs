@@ -10,8 +10,11 @@
 //! - **Per-worker state**: built once per worker, so it may be `!Send` and needs no locks.
 //! - **Responses** written straight into the connection's reusable buffer: JSON with
 //!   serde_json, HTML with maud.
-//! - **Databases** ([`db`]): embedded SQLite on threads of its own, and PostgreSQL
-//!   through one pipelined connection per worker; an unreachable database is a `503`.
+//! - **Databases** (`kiln::db`, cargo features `sqlite` (default) and `postgres`):
+//!   the app's statements with `$1` placeholders on both backends, rows into the
+//!   app's types with `#[derive(FromRow)]`, transactions, migrations embedded at
+//!   compile time; SQLite on threads of its own, PostgreSQL pipelined per worker;
+//!   a missing row is a `404`, a conflict a `409`, an unreachable database a `503`.
 //! - `HEAD` from `GET`, `405` with `Allow`, a trailing-slash policy, [middleware],
 //!   and an in-process [`TestClient`](test::TestClient).
 //!
@@ -52,6 +55,7 @@ mod asset;
 mod config;
 mod cookie;
 mod csrf;
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
 pub mod db;
 mod dispatch;
 mod extract;
