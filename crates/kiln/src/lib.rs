@@ -64,9 +64,9 @@ mod handler;
 mod html;
 mod json;
 mod key;
-pub mod markup;
 mod link;
 mod make;
+pub mod markup;
 pub mod middleware;
 pub mod rejection;
 mod response;
@@ -81,7 +81,12 @@ pub mod test;
 pub use kiln_http as http;
 pub use kiln_http::{Bytes, Method, Request, Response, StatusCode};
 pub use kiln_macros::{Route, asset};
-pub use maud;
+/// maud, with its `html!` working through kiln alone (no `maud` dependency needed).
+pub mod maud {
+    pub use ::maud::*;
+    /// maud's `html!` macro, expanding to paths through `kiln::maud`.
+    pub use kiln_macros::maud_html as html;
+}
 
 pub use app::App;
 pub use asset::{ASSET_PREFIX, IMMUTABLE};
@@ -94,6 +99,7 @@ pub use form::{Form, Query};
 pub use handler::{Handler, RouteHandler};
 pub use html::{Html, Int, Rendered, Reserve, Text};
 pub use json::Json;
+pub use key::{Key, KeyTooShort, MIN_KEY_BYTES};
 pub use link::{Absolute, PublicUrl};
 pub use make::{IntoMakeService, MakeService, StateError};
 pub use rejection::Rejection;
@@ -102,7 +108,6 @@ pub use route::Route;
 pub use router::{BuildError, TrailingSlash};
 pub use serve::{ServeError, Serving, serve};
 pub use session::{SESSION_COOKIE, Session, SessionCookies};
-pub use key::{Key, KeyTooShort, MIN_KEY_BYTES};
 pub use signed::SignedCookies;
 
 /// Route matching support; [`PathParams`](routing::PathParams) is what a route is
