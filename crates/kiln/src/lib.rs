@@ -6,10 +6,27 @@
 //!   Route conflicts are reported at start-up, naming both routes.
 //! - **Handlers** are `async fn`s taking extractors ([`Query`], [`Form`], [`Json`],
 //!   [`Headers`], [`Cookies`], [`State`], the body, the head) and returning anything
-//!   [`IntoResponse`]; each refusal is its own [rejection] type.
-//! - **Per-worker state**: built once per worker, so it may be `!Send` and needs no locks.
+//!   [`IntoResponse`]; each refusal is its own [rejection] type, and `Option<T>` or
+//!   `Result<T, Rejection>` of an extractor hands the refusal to the handler. A
+//!   handler that does not fit is a compile error naming the argument or output at fault.
+//! - **Per-worker state**: built once per worker, so it may be `!Send` and needs no
+//!   locks; [`App::try_new`] when building it may fail, which stops start-up.
 //! - **Responses** written straight into the connection's reusable buffer: JSON with
-//!   serde_json, HTML with maud.
+//!   serde_json, HTML with maud (`kiln::maud::html!` needs no maud dependency of your
+//!   own), any content type with [`Typed`] ([`Xml`], [`Rss`], [`Css`], [`JavaScript`]);
+//!   header parts such as `([("Content-Type", "application/rss+xml")], body)` replace
+//!   the body's own.
+//! - **Absolute links** from the configured [`App::public_url`] ([`PublicUrl`]), for
+//!   feeds and sitemaps.
+//! - **Signed cookies, sessions and CSRF**: [`SignedCookies`] (HMAC-SHA256 with the
+//!   app's [`Key`]), a [`Session`] in a signed `HttpOnly`, `SameSite=Lax` cookie whose
+//!   expiry the server checks, and a per-session [`Csrf`] token rendered into forms
+//!   and checked by [`CsrfGuard`] (`403` when missing or wrong).
+//! - **Assets**: [`asset!("site.css")`](asset) is a compile-time checked,
+//!   content-hashed link (`/static/site.3f9a1c0b.css`) that [`App::assets`] serves
+//!   with `Cache-Control: immutable`.
+//! - **An access log** ([`App::access_log`]) written off the request path, flushed
+//!   and stopped by the [`Serving`] handle.
 //! - **Databases** (`kiln::db`, cargo features `sqlite` (default) and `postgres`):
 //!   the app's statements with `$1` placeholders on both backends, rows into the
 //!   app's types with `#[derive(FromRow)]`, transactions, migrations embedded at
