@@ -28,7 +28,8 @@ pub const CSRF_HEADER: &str = "x-csrf-token";
 /// The visitor's CSRF token, to render into forms with [`field`](Self::field).
 ///
 /// A visitor without one gets a new token; the handler must then send the cookie
-/// that holds it, by putting the `Csrf` value among the response's parts.
+/// that holds it, by putting [`cookie`](Self::cookie) (or the `Csrf` value itself)
+/// among the response's parts.
 ///
 /// ```
 /// use kiln::{App, Csrf, CsrfGuard, Html, Key, Route};
@@ -42,9 +43,8 @@ pub const CSRF_HEADER: &str = "x-csrf-token";
 /// #[route(POST, "/comment")]
 /// struct PostComment;
 ///
-/// async fn form(_: CommentForm, csrf: Csrf) -> (Csrf, kiln::maud::Markup) {
-///     let page = html! { form method="post" { (csrf.field()) textarea name="body" {} } };
-///     (csrf, page)
+/// async fn form(_: CommentForm, csrf: Csrf) -> (Option<kiln::SetCookie>, kiln::maud::Markup) {
+///     (csrf.cookie(), html! { form method="post" { (csrf.field()) textarea name="body" {} } })
 /// }
 ///
 /// async fn post(_: PostComment, _: CsrfGuard) -> &'static str {
@@ -81,6 +81,12 @@ impl Csrf {
     /// changes state (`(csrf.field())` in `maud::html!`, or with `Display`).
     pub fn field(&self) -> CsrfField<'_> {
         CsrfField(&self.token)
+    }
+
+    /// The cookie to send when the token is new, as a response part that borrows
+    /// nothing: `(csrf.cookie(), html! { form { (csrf.field()) } })`.
+    pub fn cookie(&self) -> Option<SetCookie> {
+        self.cookie.clone()
     }
 }
 
