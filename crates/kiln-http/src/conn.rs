@@ -234,11 +234,13 @@ impl Conn {
         Ok(keep_alive)
     }
 
-    /// Charges the worker's budget for the buffers as they stand now; `false`: over
-    /// budget. Capacities are counted, since that is the memory held.
-    fn hold_buffers(&mut self) -> bool {
+    /// Charges the worker's budget for the buffers as they stand now, with room for
+    /// `more_read` bytes after what the read buffer holds; `false`: over budget.
+    /// Capacities are counted, since that is the memory held.
+    fn hold_buffers(&mut self, more_read: usize) -> bool {
         let b = &self.bufs;
-        let bytes = b.read.capacity() + b.chunked_body.capacity() + b.res.buffer.capacity();
+        let read = b.read.capacity().max(b.read.len() + more_read);
+        let bytes = read + b.chunked_body.capacity() + b.res.buffer.capacity();
         self.worker.hold(&mut self.held, bytes)
     }
 
@@ -325,12 +327,15 @@ impl Conn {
                     self.send_continue(parsed, &mut continue_sent).await?;
                     // Grown as the body arrives (doubling, never past the body), so a
                     // stalled upload holds what it sent, not what it announced.
-                    let read = &mut self.bufs.read;
+                    let read = &self.bufs.read;
                     let missing = need - (read.len() - self.start);
-                    read.reserve_exact(missing.min(read.len()).max(READ_CHUNK));
-                    if !self.hold_buffers() {
+                    let grow = missing.min(read.len()).max(READ_CHUNK);
+                    // Charged before it is taken: a refused upload never holds memory
+                    // it was refused.
+                    if !self.hold_buffers(grow) {
                         return Ok(Err(OVER_BUDGET));
                     }
+                    self.bufs.read.reserve_exact(grow);
                     if !self.fill(deadline).await? {
                         return Err(Stop::Done);
                     }
@@ -349,7 +354,7 @@ impl Conn {
                         Err(rejection) => return Ok(Err(rejection)),
                     };
                     self.bufs.read.drain(at..at + used);
-                    if !self.hold_buffers() {
+                    if !self.hold_buffers(0) {
                         return Ok(Err(OVER_BUDGET));
                     }
                     if decoder.is_done() {
@@ -414,7 +419,7 @@ impl Conn {
     /// Encodes `bufs.res` and writes what cannot wait in the write buffer. Returns
     /// whether the connection stays open (a body delimited by close ends it).
     async fn write_response(&mut self, parsed: &Parsed, keep_alive: bool) -> Flow<bool> {
-        if self.bufs.res.buffer.capacity() >= COPY_BODY_MAX && !self.hold_buffers() {
+        if self.bufs.res.buffer.capacity() >= COPY_BODY_MAX && !self.hold_buffers(0) {
             // Built, but more than the worker may hold while it waits for the client:
             // freed at once, and the client told to come back.
             self.bufs.res.buffer = Vec::new();
@@ -501,6 +506,10 @@ impl Conn {
             self.bufs.write.extend_from_slice(&self.bufs.res.buffer);
         }
         self.flush().await?;
+        // Nothing more is read or answered: the buffers and the budget go back now,
+        // not after the linger.
+        self.worker.unhold(&mut self.held);
+        self.worker.release(mem::take(&mut self.bufs));
         self.linger().await;
         Ok(false)
     }
