@@ -167,6 +167,11 @@ impl Expander {
         out.push_static(info.name);
         self.attributes(e, info, out);
         out.push_static(">");
+        if matches!(info.name, "pre" | "textarea") {
+            // The parser drops one newline right after these start tags (§13.2.6.4.7),
+            // so a leading newline of the content would vanish without this one.
+            out.push_static("\n");
+        }
         let Some(body) = &e.body else { return };
         if info.model == Model::Void {
             return;

@@ -46,12 +46,15 @@ fn expand(input: proc_macro2::TokenStream) -> syn::Result<proc_macro2::TokenStre
     let capacity = out.static_len();
     let body = out.finish(&buf);
     let category = format_ident!("{}", category.type_name());
+    let hint = format_ident!("__KILN_SIZE_HINT", span = Span::mixed_site());
     Ok(quote!({
-        let mut #buf = ::std::string::String::with_capacity(#capacity);
+        static #hint: #rt::SizeHint = #rt::SizeHint::new();
+        let mut #buf = ::std::string::String::with_capacity(#hint.get(#capacity));
         {
             let #buf = &mut #buf;
             #body
         }
+        #hint.record(#buf.len());
         #rt::Fragment::<#rt::#category>::__checked(#buf)
     }))
 }

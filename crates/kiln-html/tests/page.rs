@@ -2,7 +2,7 @@
 //! the expected bytes.
 
 use kiln_html::{
-    Asset, ExternalUrl, Flow, Fragment, InputType, Interactive, ListItem, Metadata, Phrasing, SelectOption, TableCell,
+    Asset, ExternalUrl, Href, Flow, Fragment, InputType, Interactive, ListItem, Metadata, Phrasing, SelectOption, TableCell,
     TableRow, html,
 };
 
@@ -17,16 +17,16 @@ fn head_extra() -> Fragment<Metadata> {
     html! { meta charset="utf-8"; link rel="stylesheet" href=(CSS); }
 }
 
-fn nav_link(label: &str, fragment_id: &'static str) -> Fragment<Interactive> {
-    html! { a href=(ExternalUrl(fragment_id)) { (label) } }
+fn nav_link(label: &str, to: impl Href) -> Fragment<Interactive> {
+    html! { a href=(to) { (label) } }
 }
 
 fn nav() -> Fragment<Flow> {
     html! {
         nav {
             ul {
-                li { (nav_link("Home", "/")) }
-                li { (nav_link("About", "/about")) }
+                li { (nav_link("Home", Asset::new("/"))) }
+                li { (nav_link("About", ExternalUrl("https://example.org/about"))) }
             }
         }
     }
@@ -101,7 +101,7 @@ fn a_full_page_renders_exactly() {
     let expected = concat!(
         "<!DOCTYPE html><html lang=\"en\"><head><title>Fortunes &amp; more</title>",
         "<meta charset=\"utf-8\"><link rel=\"stylesheet\" href=\"/static/site.css\"></head><body>",
-        "<nav><ul><li><a href=\"/\">Home</a></li><li><a href=\"/about\">About</a></li></ul></nav>",
+        "<nav><ul><li><a href=\"/\">Home</a></li><li><a href=\"https://example.org/about\">About</a></li></ul></nav>",
         "<main id=\"content\"><h1>Hello, ann</h1><p>A <em>&lt;small&gt;</em> page.</p>",
         "<ol start=\"3\"><li class=\"odd\">item 1</li><li>item 2</li><li class=\"odd\">item 3</li></ol>",
         "<table><caption>Fortunes</caption><thead><tr><th scope=\"col\">id</th><th>message</th></tr></thead>",
@@ -110,8 +110,8 @@ fn a_full_page_renders_exactly() {
         "<input id=\"q\" type=\"search\" name=\"q\" required placeholder=\"words\">",
         "<input type=\"hidden\" name=\"page\" value=\"2\">",
         "<select name=\"lang\"><option value=\"en\">en</option><option value=\"fr\" selected>fr</option></select>",
-        "<textarea name=\"note\" rows=\"2\">a &lt; b</textarea><button type=\"submit\">Go</button></form>",
-        "<dl><dt>term</dt><dd>definition</dd></dl><p>2 fortunes</p><pre><code>fn main() {}</code></pre>",
+        "<textarea name=\"note\" rows=\"2\">\na &lt; b</textarea><button type=\"submit\">Go</button></form>",
+        "<dl><dt>term</dt><dd>definition</dd></dl><p>2 fortunes</p><pre>\n<code>fn main() {}</code></pre>",
         "<img src=\"/static/site.css\" alt=\"a &quot;quote&quot;\" width=\"8\" height=\"8\"></main></body></html>",
     );
     assert_eq!(page(&fortunes, Some("ann")).as_str(), expected);
@@ -128,6 +128,6 @@ fn branches_render_the_branch_taken() {
 #[test]
 fn narrower_fragments_widen_into_flow() {
     let phrasing: Fragment<Flow> = emphasis("x").into();
-    let interactive: Fragment<Flow> = nav_link("y", "/y").into();
+    let interactive: Fragment<Flow> = nav_link("y", Asset::new("/y")).into();
     assert_eq!(html! { div { (phrasing) (interactive) } }.as_str(), "<div><em>x</em><a href=\"/y\">y</a></div>");
 }

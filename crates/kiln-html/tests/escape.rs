@@ -1,0 +1,75 @@
+//! Escaping: text and attribute values, written or spliced, cannot break out of
+//! their element or attribute; raw markup only through `PreEscaped`.
+
+use kiln_html::{Asset, ExternalUrl, PreEscaped, html};
+
+const HOSTILE: &str = "</script><script>alert(\"x\" & 'y')</script>";
+const ESCAPED: &str = "&lt;/script&gt;&lt;script&gt;alert(&quot;x&quot; &amp; 'y')&lt;/script&gt;";
+
+#[test]
+fn spliced_text_is_escaped() {
+    assert_eq!(html! { p { (HOSTILE) } }.as_str(), format!("<p>{ESCAPED}</p>"));
+    assert_eq!(html! { p { (HOSTILE.to_owned()) } }.as_str(), format!("<p>{ESCAPED}</p>"));
+    assert_eq!(html! { p { (format_args!("{HOSTILE}")) } }.as_str(), format!("<p>{ESCAPED}</p>"));
+    assert_eq!(html! { p { ('<') } }.as_str(), "<p>&lt;</p>");
+}
+
+#[test]
+fn literal_text_is_escaped_at_compile_time_like_spliced_text() {
+    let written = html! { p { "</script><script>alert(\"x\" & 'y')</script>" } };
+    assert_eq!(written.as_str(), format!("<p>{ESCAPED}</p>"));
+}
+
+#[test]
+fn script_end_tag_in_text_stays_text() {
+    let page = html! { div { (HOSTILE) } };
+    assert!(!page.as_str().contains("</script>"), "{page}");
+}
+
+#[test]
+fn attribute_values_are_escaped() {
+    let page = html! { p title=(HOSTILE) data-note="a\"b<c>&" { "x" } };
+    assert_eq!(page.as_str(), format!("<p title=\"{ESCAPED}\" data-note=\"a&quot;b&lt;c&gt;&amp;\">x</p>"));
+    let class = "\"><script>";
+    assert_eq!(html! { p class=(class) { } }.as_str(), "<p class=\"&quot;&gt;&lt;script&gt;\"></p>");
+    let maybe: Option<&str> = Some("\"");
+    assert_eq!(html! { p title=[maybe] { } }.as_str(), "<p title=\"&quot;\"></p>");
+}
+
+#[test]
+fn links_are_escaped_in_their_attribute() {
+    let page = html! { a href=(ExternalUrl("https://example.org/?a=1&b=\"2\"")) { "x" } };
+    assert_eq!(page.as_str(), "<a href=\"https://example.org/?a=1&amp;b=&quot;2&quot;\">x</a>");
+    let img = html! { img src=(Asset::new("/a&b.png")) alt="<>"; };
+    assert_eq!(img.as_str(), "<img src=\"/a&amp;b.png\" alt=\"&lt;&gt;\">");
+}
+
+#[test]
+fn pre_escaped_is_the_one_way_to_write_raw_markup() {
+    assert_eq!(html! { div { (PreEscaped("<b>bold</b>")) } }.as_str(), "<div><b>bold</b></div>");
+    assert_eq!(html! { script { (PreEscaped("if (a < b) {}")) } }.as_str(), "<script>if (a < b) {}</script>");
+}
+
+#[test]
+fn long_text_with_specials_at_every_offset_is_escaped() {
+    // The scan reads eight bytes at a time: put each special character at every
+    // position of a word, and a multi-byte character across word boundaries.
+    for special in ['&', '<', '>', '"'] {
+        for at in 0..17 {
+            let mut text: String = "abcdéfghijklmnopq".chars().take(at).collect();
+            text.push(special);
+            text.push_str("ü tail");
+            let mut expected = String::new();
+            for c in text.chars() {
+                match c {
+                    '&' => expected.push_str("&amp;"),
+                    '<' => expected.push_str("&lt;"),
+                    '>' => expected.push_str("&gt;"),
+                    '"' => expected.push_str("&quot;"),
+                    c => expected.push(c),
+                }
+            }
+            assert_eq!(html! { (text) }.as_str(), expected, "{text:?}");
+        }
+    }
+}
