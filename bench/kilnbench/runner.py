@@ -254,12 +254,12 @@ class Runner:
             self.row(server, "(idle)", rep, "ok", rss_idle_kb=procfs.rss_kb(process.pid))
             probed: dict[str, bool] = {}
             warmed = False
-            for workload in self.plan.workloads:
+            for workload in fresh_server_first(self.plan.workloads):
                 if server.workloads is not None and workload.name not in server.workloads:
                     continue
                 if not self._probe(process, workload, rep, probed):
                     continue
-                if not warmed:
+                if not warmed and workload.tool != "views":
                     self._warm_up(process, "/pong" if probed.get("/pong") else workload.path, 100, max(1, self.plan.settings.warmup_s))
                     warmed = True
                 self._measure(process, workload, rep)
@@ -308,7 +308,7 @@ class Runner:
 
     def _measure(self, process: Process, workload: Workload, rep: int) -> None:
         s = self.plan.settings
-        if s.warmup_s and workload.tool != "idle":
+        if s.warmup_s and workload.tool not in ("idle", "views"):
             self._warm_up(process, workload.path, min(workload.conns, 100), s.warmup_s)
         pid = process.pid
         rss_idle = procfs.rss_kb(pid)
@@ -322,10 +322,12 @@ class Runner:
             self.row(process.server, workload.name, rep, "load failed", tool=workload.tool, note=str(e))
             self.progress(f"rep {rep} {process.server.name} {workload.name}: load failed: {e}")
             return
+        rss_after = procfs.rss_kb(pid)
         self.command(m.command)
         self._save_output(process.server, workload, rep, m.output)
         r = m.result
         conns = s.idle_conns if workload.tool == "idle" else workload.conns
+        note = f"RSS after {r.requests:,} requests: {rss_after} KiB" if workload.tool == "views" else None
         self.row(
             process.server, workload.name, rep, "ok", tool=workload.tool, conns=conns,
             requests=r.requests, duration_s=r.duration_s, rps=_round(r.rps, 1),
@@ -333,10 +335,12 @@ class Runner:
             lat_p99_ms=_round(r.lat_p99_ms, 3), lat_max_ms=_round(r.lat_max_ms, 3),
             non2xx=r.non2xx, socket_errors=r.socket_errors, timeouts=r.timeouts, errors=r.errors,
             rss_idle_kb=rss_idle, rss_peak_kb=sampler.peak_kb,
-            cpu_s=round(procfs.cpu_seconds(pid) - cpu_before, 2),
+            cpu_s=round(procfs.cpu_seconds(pid) - cpu_before, 2), note=note,
         )  # fmt: skip
         if workload.tool == "idle":
             detail = f"{r.requests} idle connections held, RSS {rss_idle / 1024:.1f} -> {sampler.peak_kb / 1024:.1f} MiB"
+        elif workload.tool == "views":
+            detail = f"{r.requests:,} requests, RSS {rss_idle / 1024:.1f} -> {rss_after / 1024:.1f} MiB (peak {sampler.peak_kb / 1024:.1f})"
         else:
             p99 = f"{r.lat_p99_ms:.2f} ms" if r.lat_p99_ms is not None else "n/a"
             detail = f"{r.rps or 0:,.0f} req/s, p99 {p99}"
@@ -354,6 +358,8 @@ class Runner:
             return load.httperf(port, workload.path, s)
         if workload.tool == "idle":
             return load.idle(port, workload.path, s.idle_conns, while_held=lambda: None)
+        if workload.tool == "views":
+            return load.ab(port, workload.path, workload.conns, workload.requests)
         raise ValueError(f"unknown tool {workload.tool}")
 
     def _save_output(self, server: Server, workload: Workload, rep: int, output: str) -> None:
@@ -371,6 +377,12 @@ def kiln_first_on_a_new_sqlite_file(servers: list[Server], plan: Plan) -> list[S
     if path is None or (path.exists() and path.stat().st_size > 0):
         return servers
     return sorted(servers, key=lambda s: not s.name.startswith("kiln"))
+
+
+def fresh_server_first(workloads: list[Workload]) -> list[Workload]:
+    """`workloads`, those that measure a server as started (`views`: memory before and after
+    a fixed number of requests) first, so that no other load has grown it; the rest in order."""
+    return sorted(workloads, key=lambda w: w.tool != "views")
 
 
 def _round(value: float | None, digits: int) -> float | None:

@@ -77,6 +77,9 @@ FILE_WORKLOADS = frozenset({"static", "static-1m", "static-httperf"})
 DB_WORKLOADS = frozenset({"db", "queries", "fortunes", "updates"})
 """What a database-only peer runs: the TechEmpower database endpoints."""
 
+WIKI_WORKLOADS = frozenset({"wiki", "wiki-views"})
+"""What a wiki peer runs: the demo site's long page (docs/wiki-page.md)."""
+
 
 class Unsupported(RuntimeError):
     """This server cannot run in this configuration (e.g. a flag kiln does not have yet)."""
@@ -378,6 +381,24 @@ SERVERS: list[Server] = [
         ("axum", "tokio-rusqlite", "rusqlite"),
         "axum + tokio-rusqlite, current-thread runtime, one writer and reader connections (WAL), cached statements",
         DB_WORKLOADS,
+        sqlite=True,
+    ),
+    cargo_peer(
+        "axum-wiki",
+        "peer-axum-wiki",
+        ("axum", "tokio-rusqlite", "pulldown-cmark", "maud"),
+        "axum + tokio-rusqlite, current-thread runtime, one writer and reader connections (WAL), cached statements; "
+        "pulldown-cmark per request, maud layout",
+        WIKI_WORKLOADS,
+        sqlite=True,
+    ),
+    cargo_peer(
+        "actix-wiki",
+        "peer-actix-wiki",
+        ("actix-web", "r2d2_sqlite", "pulldown-cmark", "maud"),
+        "actix-web 4, 1 worker + r2d2_sqlite pool (WAL, cached statements) through web::block; "
+        "pulldown-cmark per request, maud layout",
+        WIKI_WORKLOADS,
         sqlite=True,
     ),
     go(),

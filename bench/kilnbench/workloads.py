@@ -22,6 +22,12 @@ MIX_EVERIES = (5, 10, 20, 50, 100)
 MIX_CONNS = (10, 100, 1000)
 MIX_MODES = ("blocking", "async")
 """The non-blocking Ruby report's table: every N, at each concurrency, blocking vs async."""
+WIKI_PAGE = "/pages/tour"
+"""The demo site's seeded long page (app/src/site/seed.rs, docs/wiki-page.md)."""
+WIKI_TITLE = "A tour of kiln"
+WIKI_COMMENTS = 20
+WIKI_VIEWS = 10_000
+"""Page views between the two RSS readings of `wiki-views` (issue 11)."""
 
 
 def _exactly(expected: bytes) -> Check:
@@ -83,6 +89,21 @@ def _fortunes(body: bytes) -> str | None:
     return "missing the table, the added fortune or the escaped <script>"
 
 
+def _wiki_page(body: bytes) -> str | None:
+    """The long page: its title, its Markdown rendered (a table, code), its twenty comments
+    as text (the one holding a script escaped) and the comment form."""
+    text = body.decode("utf-8", "replace")
+    if f"<h1>{WIKI_TITLE}</h1>" not in text:
+        return f"no <h1>{WIKI_TITLE}</h1>: {body[:60]!r}"
+    comments = text.count('<li id="c')
+    if comments != WIKI_COMMENTS:
+        return f"{comments} comments, expected {WIKI_COMMENTS}"
+    missing = [part for part in ("<table>", "<pre><code", "&lt;script&gt;", 'name="csrf_token"') if part not in text]
+    if "<script>" in text:
+        missing.append("no unescaped <script>")
+    return f"missing {', '.join(missing)}" if missing else None
+
+
 def _json_any(body: bytes) -> str | None:
     try:
         json.loads(body)
@@ -106,7 +127,8 @@ class Workload:
     name: str
     path: str
     tool: str
-    """`wrk`, `wrk-pipeline`, `ab`, `httperf` or `idle`."""
+    """`wrk`, `wrk-pipeline`, `ab`, `httperf`, `idle`, or `views` (a fixed number of requests
+    from a server just started, no warm-up: memory before and after)."""
     check: Check
     description: str
     conns: int = 100
@@ -116,6 +138,8 @@ class Workload:
     """Whether a run that names no workloads runs it (otherwise only by name or group)."""
     mix: Mix | None = None
     """For a `/mix` workload: its mode and `every`."""
+    requests: int = 0
+    """For `views`: how many requests."""
 
 
 def mix_name(mode: str, every: int, conns: int) -> str:
@@ -160,6 +184,17 @@ WORKLOADS: list[Workload] = [
     Workload("updates", f"/updates?queries={QUERIES}", "wrk", _worlds(QUERIES), f"TechEmpower {QUERIES} updates"),
     *(_mix(mode, MIX_EVERY, conns) for mode in MIX_MODES for conns in MIX_CONNS),
     *(_mix(mode, every, conns) for every in MIX_EVERIES if every != MIX_EVERY for mode in MIX_MODES for conns in MIX_CONNS),
+    Workload("wiki", WIKI_PAGE, "wrk", _wiki_page, "the demo site's long page: Markdown rendered per request, 20 comments"),
+    Workload(
+        "wiki-views",
+        WIKI_PAGE,
+        "views",
+        _wiki_page,
+        f"RSS of a fresh server before and after {WIKI_VIEWS:,} views of the long page (ab -k -c 10)",
+        conns=10,
+        quick=False,
+        requests=WIKI_VIEWS,
+    ),
     Workload("hello-ab", "/hello", "ab", _exactly(b"Hello World!"), "hello-world round-up: ab -r -k -c 100"),
     Workload("pong-httperf", "/pong", "httperf", _exactly(b"PONG"), "Snap's pong at a fixed rate (httperf)"),
     Workload("static-httperf", "/static/hello.txt", "httperf", _exactly(b"Hello, World!"), "Snap's file at a fixed rate"),
