@@ -45,7 +45,13 @@ impl DbArgs {
         let options = Options {
             pg_connections: self.pg_connections,
             query_timeout,
-            migrations: kiln::db::migrations!(),
+            // The site's tables number their rows differently on each backend
+            // (migrations/*/0002_site.sql); 0001 is the same file in both folders.
+            migrations: if self.database.starts_with("postgres") {
+                kiln::db::migrations!("migrations/postgres")
+            } else {
+                kiln::db::migrations!("migrations/sqlite")
+            },
             ..Options::default()
         };
         let main = Database::open(&self.database, options.clone())?;

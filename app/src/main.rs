@@ -2,6 +2,7 @@
 
 mod bench_routes;
 mod database;
+mod site;
 mod state;
 mod techempower;
 
@@ -31,7 +32,9 @@ struct Args {
     limits: LimitArgs,
     #[command(flatten)]
     db: database::DbArgs,
-    /// Folder served at `/static/`.
+    #[command(flatten)]
+    site: site::settings::SiteArgs,
+    /// Folder served at `/static/` (`asset!` links under their hashed names, immutable).
     #[arg(long, env = "KILN_PUBLIC", default_value = concat!(env!("CARGO_MANIFEST_DIR"), "/public"))]
     public: std::path::PathBuf,
     /// Access log: a file path, `-` for stdout, or `off`. Reopened on SIGHUP.
@@ -91,16 +94,32 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
+    let settings = match args.site.settings(args.listen) {
+        Ok(settings) => std::sync::Arc::new(settings),
+        Err(e) => {
+            eprintln!("kiln-demo: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    if let Err(e) = site::seed::seed_if_empty(&databases.main) {
+        eprintln!("kiln-demo: seeding the site: {e}");
+        return ExitCode::FAILURE;
+    }
     let format = if args.access_log_json { LogFormat::Json } else { LogFormat::Combined };
     let log = LogTarget::from_arg(&args.access_log).map(|target| AccessLog::open(target, format));
     if let Some(Err(e)) = log.as_ref().map(AccessLog::reopen_on_sighup) {
         eprintln!("kiln-demo: SIGHUP handler: {e}");
     }
-    let app = App::new(move |_worker| state::Worker::new(&databases))
-        .access_log(log)
-        .mount(bench_routes::mount)
-        .mount(techempower::mount)
-        .static_dir("/static", &args.public);
+    let app = App::new({
+        let settings = std::sync::Arc::clone(&settings);
+        move |_worker| state::Worker::new(&databases, &settings)
+    })
+    .access_log(log)
+    .mount(bench_routes::mount)
+    .mount(techempower::mount)
+    .mount(site::mount)
+    .mount(|app| settings.apply(app))
+    .assets(&args.public);
     let handle = match kiln::serve(app, server) {
         Ok(handle) => handle,
         Err(e) => {

@@ -1,0 +1,1 @@
+../0001_techempower.sql

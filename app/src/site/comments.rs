@@ -1,0 +1,128 @@
+//! Posting a comment: CSRF-checked, rate-limited per client address, validated (the
+//! form comes back with the message and what was typed, `422`), stored, then `303`
+//! back to the page.
+
+use std::time::Instant;
+
+use kiln::rejection::Rejection;
+use kiln::{Csrf, CsrfGuard, Form, Redirect, RequestHead, State, StatusCode};
+use serde::Deserialize;
+
+use super::errors::SiteError;
+use super::model;
+use super::page_view::{self, CommentForm, MAX_AUTHOR, MAX_COMMENT};
+use super::reply::Reply;
+use super::routes::{PostComment, ShowPage};
+use crate::state::Worker;
+
+/// Most links a comment may hold: more is what spam looks like.
+pub(crate) const MAX_LINKS: usize = 3;
+
+/// The comment form's fields, each optional so that a missing one is a message in
+/// the form rather than a bare refusal.
+#[derive(Debug, Deserialize)]
+pub(crate) struct CommentInput {
+    author: Option<String>,
+    body: Option<String>,
+}
+
+pub(crate) async fn post(
+    route: PostComment,
+    _: CsrfGuard,
+    State(worker): State<Worker>,
+    head: RequestHead,
+    csrf: Csrf,
+    form: Result<Form<CommentInput>, Rejection>,
+) -> Result<Reply, SiteError> {
+    if !worker.site.comments.borrow_mut().allow(head.peer.ip(), Instant::now()) {
+        return Err(SiteError::Status(
+            StatusCode::TOO_MANY_REQUESTS,
+            "Too many comments from your address; wait a minute and try again.".into(),
+        ));
+    }
+    let (author, body, problem) = match form {
+        Ok(Form(input)) => {
+            let problem = check(input.author.as_deref(), input.body.as_deref()).err();
+            (
+                input.author.unwrap_or_default(),
+                input.body.unwrap_or_default(),
+                problem.map(|p| (StatusCode::UNPROCESSABLE_ENTITY, p.to_owned())),
+            )
+        }
+        Err(rejection) => (String::new(), String::new(), Some((rejection.status(), rejection.to_string()))),
+    };
+    if let Some((status, message)) = problem {
+        let (page, comments) = futures_util::future::try_join(
+            model::page(&worker.db, &route.slug),
+            model::comments_of(&worker.db, &route.slug),
+        )
+        .await?;
+        let form = CommentForm { author: &author, body: &body, error: Some(&message) };
+        let html = page_view::page(&page, &comments, &csrf, &form);
+        return Ok(Reply::Page(status, csrf, html));
+    }
+    let page = model::page(&worker.db, &route.slug).await?;
+    let id = model::add_comment(&worker.db, page.id, author.trim(), body.trim(), model::now()).await?;
+    Ok(Reply::SeeOther(Redirect::to(format_args!("{}#c{id}", ShowPage { slug: route.slug }))))
+}
+
+/// What is wrong with a comment, in a sentence for its author.
+fn check(author: Option<&str>, body: Option<&str>) -> Result<(), &'static str> {
+    let author = author.map(str::trim).unwrap_or_default();
+    let body = body.map(str::trim).unwrap_or_default();
+    if author.is_empty() {
+        return Err("Please give your name.");
+    }
+    if body.is_empty() {
+        return Err("Please write a comment.");
+    }
+    if author.chars().count() > MAX_AUTHOR {
+        return Err("The name is too long: at most 80 characters.");
+    }
+    if body.chars().count() > MAX_COMMENT {
+        return Err("The comment is too long: at most 4,000 characters.");
+    }
+    if links(body) > MAX_LINKS {
+        return Err("The comment holds too many links: at most 3.");
+    }
+    Ok(())
+}
+
+/// How many links `text` holds: `http://`, `https://` and `www.`, in any case.
+fn links(text: &str) -> usize {
+    let lower = text.to_ascii_lowercase();
+    ["http://", "https://", "www."].iter().map(|m| lower.matches(m).count()).sum::<usize>()
+        - lower.matches("://www.").count()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn comments_are_checked() {
+        let long_name = "n".repeat(MAX_AUTHOR + 1);
+        let long_text = "é".repeat(MAX_COMMENT + 1);
+        let spam = "https://a.example http://b.example www.c.example HTTPS://www.d.example";
+        let table: [(Option<&str>, Option<&str>, bool); 9] = [
+            (Some("ann"), Some("hello"), true),
+            (None, Some("hello"), false),
+            (Some("ann"), None, false),
+            (Some("  "), Some("hello"), false),
+            (Some("ann"), Some(" \n "), false),
+            (Some(&long_name), Some("hello"), false),
+            (Some("ann"), Some(&long_text), false),
+            (Some("ann"), Some(spam), false),
+            (Some("ann"), Some(&"é".repeat(MAX_COMMENT)), true),
+        ];
+        for (author, body, ok) in table {
+            assert_eq!(check(author, body).is_ok(), ok, "{author:?} {body:?}");
+        }
+    }
+
+    #[test]
+    fn a_link_is_counted_once() {
+        assert_eq!(links("see https://www.example.org and www.example.com"), 2);
+        assert_eq!(links("no links here"), 0);
+    }
+}

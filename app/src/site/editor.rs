@@ -1,0 +1,239 @@
+//! The editor's pages, behind the session: the list of pages, and the forms that
+//! create and change a page, each with a preview that saves nothing.
+
+use kiln::markup::{Document, Fragment, PreEscaped};
+use kiln::rejection::Rejection;
+use kiln::{CSRF_FIELD, Csrf, CsrfGuard, Form, Redirect, Route, Session, State, StatusCode, html};
+use serde::Deserialize;
+
+use super::auth::EDITOR;
+use super::errors::SiteError;
+use super::layout;
+use super::markdown;
+use super::model::{self, PageDraft};
+use super::reply::Reply;
+use super::routes::{CreatePage, EditPageForm, EditorHome, LoginForm, Logout, NewPageForm, ShowPage, UpdatePage};
+use crate::state::Worker;
+
+/// Longest slug, in bytes (ASCII only).
+const MAX_SLUG: usize = 64;
+/// Longest title, in characters.
+const MAX_TITLE: usize = 200;
+/// Longest page, in bytes of Markdown.
+const MAX_BODY: usize = 100_000;
+/// Most pages the editor's list shows.
+const MAX_LISTED: i64 = 1000;
+
+/// The page form's fields; `action` is `preview` or `save` (the button pressed).
+#[derive(Debug, Deserialize)]
+pub(crate) struct PageInput {
+    slug: Option<String>,
+    title: Option<String>,
+    body: Option<String>,
+    action: Option<String>,
+}
+
+/// Editor pages without a session send the visitor to the login form.
+fn logged_in(session: &Session) -> Result<(), Redirect> {
+    match session.user() {
+        Some(EDITOR) => Ok(()),
+        _ => Err(Redirect::to(LoginForm)),
+    }
+}
+
+/// A form posted without a session (it expired, or the cookie is forged) is refused.
+fn session_required(session: &Session) -> Result<(), SiteError> {
+    logged_in(session).map_err(|_| {
+        SiteError::Status(StatusCode::FORBIDDEN, "Your session has ended: log in again, then resend the form.".into())
+    })
+}
+
+pub(crate) async fn home(
+    _: EditorHome,
+    State(worker): State<Worker>,
+    session: Session,
+    csrf: Csrf,
+) -> Result<Result<(Csrf, Fragment<Document>), Redirect>, SiteError> {
+    if let Err(to_login) = logged_in(&session) {
+        return Ok(Err(to_login));
+    }
+    let pages = model::newest(&worker.db, MAX_LISTED, 0).await?;
+    let content = html! {
+        h1 { "Editor" }
+        p { a href=(NewPageForm) { "Write a new page" } }
+        ul.pages {
+            @for page in &pages {
+                li {
+                    a href=(EditPageForm { slug: page.slug.clone() }) { (page.title) }
+                    " "
+                    (layout::time(page.updated, false))
+                }
+            }
+        }
+        form.inline method="post" action=(Logout) {
+            input type="hidden" name=(CSRF_FIELD) value=(csrf.token());
+            button.secondary type="submit" { "Log out" }
+        }
+    };
+    let page = layout::page("Editor", content);
+    Ok(Ok((csrf, page)))
+}
+
+pub(crate) async fn new_form(
+    _: NewPageForm,
+    session: Session,
+    csrf: Csrf,
+) -> Result<(Csrf, Fragment<Document>), Redirect> {
+    logged_in(&session)?;
+    let page = editor_page(CreatePage, &csrf, &PageDraft::default(), true, None, false);
+    Ok((csrf, page))
+}
+
+pub(crate) async fn create(
+    _: CreatePage,
+    _: CsrfGuard,
+    State(worker): State<Worker>,
+    session: Session,
+    csrf: Csrf,
+    form: Result<Form<PageInput>, Rejection>,
+) -> Result<Reply, SiteError> {
+    session_required(&session)?;
+    let (draft, action) = match form {
+        Ok(Form(input)) => draft(input, None),
+        Err(rejection) => return Err(SiteError::Status(rejection.status(), rejection.to_string().into())),
+    };
+    let problem = check(&draft, true);
+    if action != "save" || problem.is_some() {
+        return Ok(form_again(CreatePage, csrf, &draft, true, problem.map(|p| p.to_owned())));
+    }
+    match model::create_page(&worker.db, &draft, model::now()).await {
+        Ok(_) => Ok(Reply::SeeOther(Redirect::to(ShowPage { slug: draft.slug }))),
+        Err(kiln::db::Error::Conflict { .. }) => {
+            let message = format!(
+                "There is already a page at {}; choose another address.",
+                ShowPage { slug: draft.slug.clone() }
+            );
+            let page = editor_page(CreatePage, &csrf, &draft, true, Some(&message), false);
+            Ok(Reply::Page(StatusCode::CONFLICT, csrf, page))
+        }
+        Err(e) => Err(e.into()),
+    }
+}
+
+pub(crate) async fn edit_form(
+    route: EditPageForm,
+    State(worker): State<Worker>,
+    session: Session,
+    csrf: Csrf,
+) -> Result<Result<(Csrf, Fragment<Document>), Redirect>, SiteError> {
+    if let Err(to_login) = logged_in(&session) {
+        return Ok(Err(to_login));
+    }
+    let page = model::page(&worker.db, &route.slug).await?;
+    let draft = PageDraft { slug: page.slug, title: page.title, body: page.body };
+    let html = editor_page(UpdatePage { slug: route.slug }, &csrf, &draft, false, None, false);
+    Ok(Ok((csrf, html)))
+}
+
+pub(crate) async fn update(
+    route: UpdatePage,
+    _: CsrfGuard,
+    State(worker): State<Worker>,
+    session: Session,
+    csrf: Csrf,
+    form: Result<Form<PageInput>, Rejection>,
+) -> Result<Reply, SiteError> {
+    session_required(&session)?;
+    let (draft, action) = match form {
+        Ok(Form(input)) => draft(input, Some(&route.slug)),
+        Err(rejection) => return Err(SiteError::Status(rejection.status(), rejection.to_string().into())),
+    };
+    let problem = check(&draft, false);
+    if action != "save" || problem.is_some() {
+        let target = UpdatePage { slug: route.slug };
+        return Ok(form_again(target, csrf, &draft, false, problem.map(|p| p.to_owned())));
+    }
+    model::update_page(&worker.db, &route.slug, &draft, model::now()).await?;
+    Ok(Reply::SeeOther(Redirect::to(ShowPage { slug: route.slug })))
+}
+
+/// The draft a form holds, and the button pressed; an edited page keeps its slug.
+fn draft(input: PageInput, slug: Option<&str>) -> (PageDraft, String) {
+    let slug = slug.map(str::to_owned).or(input.slug).unwrap_or_default().trim().to_owned();
+    let draft = PageDraft { slug, title: input.title.unwrap_or_default(), body: input.body.unwrap_or_default() };
+    (draft, input.action.unwrap_or_default())
+}
+
+/// The form again: with its message (`422`), or with the preview (`200`).
+fn form_again<R: Route>(target: R, csrf: Csrf, draft: &PageDraft, new: bool, problem: Option<String>) -> Reply {
+    let status = if problem.is_some() { StatusCode::UNPROCESSABLE_ENTITY } else { StatusCode::OK };
+    let page = editor_page(target, &csrf, draft, new, problem.as_deref(), problem.is_none());
+    Reply::Page(status, csrf, page)
+}
+
+/// What is wrong with a draft, in a sentence for the editor.
+fn check(draft: &PageDraft, new: bool) -> Option<&'static str> {
+    let slug_ok = !draft.slug.is_empty()
+        && draft.slug.len() <= MAX_SLUG
+        && draft.slug.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+        && !draft.slug.starts_with('-');
+    if new && !slug_ok {
+        return Some("The address must be 1 to 64 lowercase letters, digits and dashes, not starting with a dash.");
+    }
+    if draft.title.trim().is_empty() {
+        return Some("Please give the page a title.");
+    }
+    if draft.title.chars().count() > MAX_TITLE {
+        return Some("The title is too long: at most 200 characters.");
+    }
+    if draft.body.trim().is_empty() {
+        return Some("Please write the page.");
+    }
+    if draft.body.len() > MAX_BODY {
+        return Some("The page is too long: at most 100,000 bytes of Markdown.");
+    }
+    None
+}
+
+fn editor_page<R: Route>(
+    target: R,
+    csrf: &Csrf,
+    draft: &PageDraft,
+    new: bool,
+    error: Option<&str>,
+    preview: bool,
+) -> Fragment<Document> {
+    let heading = if new { "New page".to_owned() } else { format!("Editing “{}”", draft.title) };
+    let rendered = preview.then(|| markdown::to_html(&draft.body));
+    let content = html! {
+        h1 { (heading) }
+        @if let Some(error) = error { p.error role="alert" { (error) } }
+        @if let Some(rendered) = &rendered {
+            p.notice { "Preview: nothing is saved until you press Save." }
+            div.preview #preview { h1 { (draft.title) } (PreEscaped(rendered)) }
+        }
+        form.editor method="post" action=(target) {
+            input type="hidden" name=(CSRF_FIELD) value=(csrf.token());
+            @if new {
+                p {
+                    label for="slug" { "Address (/pages/…)" }
+                    input #slug name="slug" required maxlength=(MAX_SLUG) value=(draft.slug);
+                }
+            }
+            p {
+                label for="title" { "Title" }
+                input #title name="title" required maxlength=(MAX_TITLE) value=(draft.title);
+            }
+            p {
+                label for="body" { "Markdown" }
+                textarea.source #body name="body" rows=20 required { (draft.body) }
+            }
+            p {
+                button.secondary type="submit" name="action" value="preview" { "Preview" }
+                " "
+                button type="submit" name="action" value="save" { "Save" }
+            }
+        }
+    };
+    layout::page(if new { "New page" } else { "Edit page" }, content)
+}

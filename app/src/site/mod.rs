@@ -1,0 +1,51 @@
+//! The demo site: a wiki whose pages are Markdown rendered on every request, with
+//! comments, an RSS feed, a sitemap and an editor behind a login, built on kiln's
+//! public API as any app would be.
+//!
+//! | Route | What |
+//! | --- | --- |
+//! | `GET /` (`?page=N`) | the pages, newest first |
+//! | `GET /pages/{slug}` | a page, its comments, the comment form |
+//! | `POST /pages/{slug}/comments` | posts a comment (CSRF, rate limit, 422, 303) |
+//! | `GET /feed.rss`, `GET /sitemap.xml` | RSS 2.0 and the sitemap, absolute links |
+//! | `GET /login`, `POST /login`, `POST /logout` | the editor's session |
+//! | `GET /editor`, `GET|POST /editor/new`, `GET|POST /editor/pages/{slug}` | the editor |
+//! | `GET /static/…` | assets (`asset!` names immutable) |
+
+mod auth;
+mod comments;
+mod editor;
+mod errors;
+mod feed;
+mod layout;
+mod limit;
+mod markdown;
+mod model;
+mod page_view;
+mod pages;
+mod reply;
+mod routes;
+pub(crate) mod seed;
+pub(crate) mod settings;
+pub(crate) mod worker;
+
+use kiln::App;
+
+use crate::state::Worker;
+
+/// Adds the site's routes.
+pub(crate) fn mount(app: App<Worker>) -> App<Worker> {
+    app.route(pages::home)
+        .route(pages::show)
+        .route(comments::post)
+        .route(feed::feed)
+        .route(feed::sitemap)
+        .route(auth::form)
+        .route(auth::login)
+        .route(auth::logout)
+        .route(editor::home)
+        .route(editor::new_form)
+        .route(editor::create)
+        .route(editor::edit_form)
+        .route(editor::update)
+}

@@ -1,0 +1,116 @@
+//! The site's settings: its flags (each with an environment variable), checked once
+//! at start and shared by every worker.
+
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use argon2::Argon2;
+use argon2::password_hash::rand_core::{OsRng, RngCore};
+use argon2::password_hash::{PasswordHash, PasswordHasher, SaltString};
+use kiln::{App, Key};
+
+use super::errors::render_rejection;
+
+/// The site's flags.
+#[derive(Debug, clap::Args)]
+pub(crate) struct SiteArgs {
+    /// The site's address as visitors reach it, for the absolute links of the feed and
+    /// the sitemap [default: `http://` and the `--listen` address].
+    #[arg(long, env = "KILN_PUBLIC_URL")]
+    public_url: Option<String>,
+    /// A secret of at least 32 bytes that signs the session and CSRF cookies [default: a
+    /// random one, so sessions end with the process].
+    #[arg(long, env = "KILN_SECRET_KEY", hide_env_values = true)]
+    secret_key: Option<String>,
+    /// The editor's password as an Argon2 PHC string (`$argon2id$v=19$...`) [default: a
+    /// random password, printed once on standard error at start].
+    #[arg(long, env = "KILN_EDITOR_PASSWORD_HASH", hide_env_values = true)]
+    editor_password_hash: Option<String>,
+    /// Seconds an editor's session lasts, on the server's clock.
+    #[arg(long, env = "KILN_SESSION_TTL", default_value_t = 24 * 3600)]
+    session_ttl: u64,
+    /// Comments one client address may post per minute, counted per worker (429 beyond).
+    #[arg(long, env = "KILN_COMMENTS_PER_MINUTE", default_value_t = 5)]
+    comments_per_minute: u32,
+    /// Login attempts one client address may make per minute, counted per worker (429 beyond).
+    #[arg(long, env = "KILN_LOGINS_PER_MINUTE", default_value_t = 10)]
+    logins_per_minute: u32,
+    /// Marks the session and CSRF cookies `Secure`: turn on when served over HTTPS.
+    #[arg(long, env = "KILN_SECURE_COOKIES")]
+    secure_cookies: bool,
+}
+
+/// The checked settings.
+#[derive(Debug)]
+pub(crate) struct Settings {
+    /// The editor's password hash, a PHC string that parsed.
+    pub(crate) password_hash: String,
+    pub(crate) comments_per_minute: u32,
+    pub(crate) logins_per_minute: u32,
+    public_url: String,
+    key: Key,
+    session_ttl: Duration,
+    secure_cookies: bool,
+}
+
+impl SiteArgs {
+    /// Checks the flags; makes up what is missing (saying so on stderr).
+    pub(crate) fn settings(&self, listen: SocketAddr) -> Result<Settings, String> {
+        let key = match &self.secret_key {
+            Some(secret) => Key::new(secret).map_err(|e| format!("--secret-key: {e}"))?,
+            None => Key::generate(),
+        };
+        let password_hash = match &self.editor_password_hash {
+            Some(hash) => {
+                PasswordHash::new(hash)
+                    .map_err(|e| format!("--editor-password-hash: not an Argon2 PHC string: {e}"))?;
+                hash.clone()
+            }
+            None => {
+                let password = random_password();
+                eprintln!(
+                    "kiln-demo: no --editor-password-hash given; the editor's password for this run is: {password}"
+                );
+                hash_password(&password)?
+            }
+        };
+        let public_url = self.public_url.clone().unwrap_or_else(|| {
+            let host = if listen.ip().is_unspecified() { "localhost".to_owned() } else { listen.ip().to_string() };
+            let host = if listen.is_ipv6() && host != "localhost" { format!("[{host}]") } else { host };
+            format!("http://{host}:{}", listen.port())
+        });
+        Ok(Settings {
+            password_hash,
+            comments_per_minute: self.comments_per_minute,
+            logins_per_minute: self.logins_per_minute,
+            public_url,
+            key,
+            session_ttl: Duration::from_secs(self.session_ttl),
+            secure_cookies: self.secure_cookies,
+        })
+    }
+}
+
+impl Settings {
+    /// Gives the app the site's public URL, key, session policy and error pages.
+    pub(crate) fn apply<S: 'static>(&self, app: App<S>) -> App<S> {
+        app.public_url(&self.public_url)
+            .secret_key(self.key.clone())
+            .session_ttl(self.session_ttl)
+            .secure_cookies(self.secure_cookies)
+            .on_rejection(render_rejection)
+    }
+}
+
+/// 16 random bytes as 32 hex digits.
+fn random_password() -> String {
+    let mut bytes = [0u8; 16];
+    OsRng.fill_bytes(&mut bytes);
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// The Argon2id PHC string of `password`, with a random salt.
+fn hash_password(password: &str) -> Result<String, String> {
+    let salt = SaltString::generate(&mut OsRng);
+    Argon2::default().hash_password(password.as_bytes(), &salt).map(|h| h.to_string()).map_err(|e| e.to_string())
+}
