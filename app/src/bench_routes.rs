@@ -1,7 +1,7 @@
 //! The benchmark endpoints: `/pong`, `/hello`, `/plaintext`, `/json` and `/bigtable`.
 
-use kiln::maud::html;
-use kiln::{App, Html, Int, Json, Reserve, Route, StatusCode};
+use kiln::markup::{Flow, Fragment, Reserve};
+use kiln::{App, Json, Route, StatusCode, html};
 use serde::Serialize;
 
 /// Most rows `/bigtable` renders; more is refused with 400.
@@ -79,7 +79,7 @@ fn table_bytes(rows: u32, cols: u32) -> usize {
     "<table></table>".len() + rows as usize * row
 }
 
-async fn bigtable(route: BigTable) -> Result<Html<kiln::maud::Markup>, (StatusCode, String)> {
+async fn bigtable(route: BigTable) -> Result<Fragment<Flow>, (StatusCode, String)> {
     let rows = route.rows.unwrap_or(DEFAULT_ROWS);
     let cols = route.cols.unwrap_or(DEFAULT_COLS);
     if rows > MAX_ROWS || cols > MAX_COLS {
@@ -87,18 +87,18 @@ async fn bigtable(route: BigTable) -> Result<Html<kiln::maud::Markup>, (StatusCo
         return Err((StatusCode::BAD_REQUEST, msg));
     }
     let rows = rows.min(MAX_CELLS / cols.max(1));
-    Ok(Html(html! {
-        (Reserve(table_bytes(rows, cols)))
+    Ok(html! {
         table {
+            (Reserve(table_bytes(rows, cols)))
             @for _ in 0..rows {
                 tr {
                     @for col in 1..=cols {
-                        td { (Int(col)) }
+                        td { (col) }
                     }
                 }
             }
         }
-    }))
+    })
 }
 
 #[cfg(test)]
@@ -109,7 +109,7 @@ mod tests {
     fn the_reserved_size_bounds_the_rendered_table() {
         for (rows, cols) in [(0, 0), (1, 1), (3, 9), (1000, 50), (2, 1000), (10, 100)] {
             let page = poll_once(bigtable(BigTable { rows: Some(rows), cols: Some(cols) }));
-            let len = page.map(|Html(markup)| markup.0.len()).unwrap_or_else(|_| panic!("{rows}x{cols} refused"));
+            let len = page.map(|table| table.as_str().len()).unwrap_or_else(|_| panic!("{rows}x{cols} refused"));
             let reserved = table_bytes(rows, cols);
             assert!(len <= reserved, "{rows}x{cols}: rendered {len} > reserved {reserved}");
             assert!(reserved - len <= rows as usize * cols as usize * 3 + 16, "{rows}x{cols}: far too generous");
