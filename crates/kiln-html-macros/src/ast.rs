@@ -8,10 +8,19 @@ pub(crate) enum Node {
     /// A string literal, escaped at compile time.
     Text(LitStr),
     /// `(expr)`: a value rendered at run time.
-    Splice(Expr, Span),
+    Splice(Box<Expr>, Span),
     If(If),
-    For { pat: Pat, expr: Expr, body: Vec<Node>, span: Span },
-    Match { expr: Expr, arms: Vec<Arm>, span: Span },
+    For {
+        pat: Box<Pat>,
+        expr: Box<Expr>,
+        body: Vec<Node>,
+        span: Span,
+    },
+    Match {
+        expr: Box<Expr>,
+        arms: Vec<Arm>,
+        span: Span,
+    },
     /// `@let pat = expr;`, the tokens after `@`.
     Let(TokenStream),
 }

@@ -30,7 +30,7 @@ fn node(input: ParseStream<'_>) -> syn::Result<Node> {
         let content;
         let paren = parenthesized!(content in input);
         let expr: Expr = content.parse()?;
-        return Ok(Node::Splice(expr, paren.span.join()));
+        return Ok(Node::Splice(Box::new(expr), paren.span.join()));
     }
     if input.peek(Token![@]) {
         input.parse::<Token![@]>()?;
@@ -39,7 +39,9 @@ fn node(input: ParseStream<'_>) -> syn::Result<Node> {
     if input.peek(Ident::peek_any) {
         return element(input).map(Node::Element);
     }
-    Err(input.error("expected an element (`div { .. }`), text (`\"..\"`), a splice (`(value)`) or `@if`/`@for`/`@match`/`@let`"))
+    Err(input.error(
+        "expected an element (`div { .. }`), text (`\"..\"`), a splice (`(value)`) or `@if`/`@for`/`@match`/`@let`",
+    ))
 }
 
 /// Tokens up to (not including) the next `{ .. }` group at this level.
@@ -60,15 +62,15 @@ fn control(input: ParseStream<'_>) -> syn::Result<Node> {
         "if" => Ok(Node::If(if_chain(input)?)),
         "for" => {
             input.parse::<Token![for]>()?;
-            let pat = Pat::parse_multi_with_leading_vert(input)?;
+            let pat = Box::new(Pat::parse_multi_with_leading_vert(input)?);
             input.parse::<Token![in]>()?;
-            let expr = syn::parse2(until_brace(input)?)?;
+            let expr = Box::new(syn::parse2(until_brace(input)?)?);
             let body = block(input)?;
             Ok(Node::For { pat, expr, body, span: keyword.span() })
         }
         "match" => {
             input.parse::<Token![match]>()?;
-            let expr = syn::parse2(until_brace(input)?)?;
+            let expr = Box::new(syn::parse2(until_brace(input)?)?);
             let content;
             braced!(content in input);
             let mut arms = Vec::new();
@@ -115,7 +117,11 @@ fn if_chain(input: ParseStream<'_>) -> syn::Result<If> {
     let otherwise = if input.peek(Token![@]) && input.peek2(Token![else]) {
         input.parse::<Token![@]>()?;
         input.parse::<Token![else]>()?;
-        if input.peek(Token![if]) { Some(Else::If(Box::new(if_chain(input)?))) } else { Some(Else::Block(block(input)?)) }
+        if input.peek(Token![if]) {
+            Some(Else::If(Box::new(if_chain(input)?)))
+        } else {
+            Some(Else::Block(block(input)?))
+        }
     } else {
         None
     };
@@ -160,7 +166,11 @@ fn element(input: ParseStream<'_>) -> syn::Result<Element> {
         } else if input.peek(Token![#]) {
             let hash = input.parse::<Token![#]>()?;
             let id = if input.peek(LitStr) { input.parse::<LitStr>()?.value() } else { name(input)?.0 };
-            attrs.push(Attr { name: "id".into(), span: hash.span, value: AttrValue::Literal(LitStr::new(&id, hash.span)) });
+            attrs.push(Attr {
+                name: "id".into(),
+                span: hash.span,
+                value: AttrValue::Literal(LitStr::new(&id, hash.span)),
+            });
         } else if input.peek(Ident::peek_any) {
             let (attr, span) = name(input)?;
             let value = if input.peek(Token![=]) {

@@ -2,8 +2,8 @@
 //! the expected bytes.
 
 use kiln_html::{
-    Asset, ExternalUrl, Href, Flow, Fragment, InputType, Interactive, ListItem, Metadata, Phrasing, SelectOption, TableCell,
-    TableRow, html,
+    Asset, ExternalUrl, Flow, Fragment, Href, InputType, Interactive, ListItem, Metadata, Phrasing, SelectOption,
+    TableCell, TableRow, html,
 };
 
 const CSS: Asset = Asset::new("/static/site.css");
