@@ -10,12 +10,13 @@
 
 mod site_support;
 
-use std::net::{SocketAddr, TcpListener};
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
-use kiln_test_support::{poll_until, request};
+use kiln_test_support::poll_until;
 use serde_json::{Value, json};
 use site_support::{PASSWORD, Site};
 
@@ -42,10 +43,8 @@ impl Browser {
             .unwrap_or_else(|e| panic!("start {program} (scripts/browser installs it): {e}"));
         let addr = SocketAddr::from(([127, 0, 0, 1], port));
         let mut browser = Browser { driver, addr, session: String::new(), shots };
-        let ready = poll_until(Duration::from_secs(20), || {
-            let raw = format!("GET /status HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n");
-            request(addr, &raw).ok().filter(|r| r.status == 200)
-        });
+        let ready =
+            poll_until(Duration::from_secs(20), || exchange(addr, "GET", "/status", "").ok().filter(|r| r.0 == 200));
         assert!(ready.is_some(), "chromedriver did not answer on {addr}");
         let capabilities = json!({"capabilities": {"alwaysMatch": {
             "browserName": "chrome",
@@ -64,15 +63,10 @@ impl Browser {
     fn call(&self, method: &str, path: &str, body: Option<Value>) -> Value {
         let path = if path == "/session" { path.to_owned() } else { format!("/session/{}{path}", self.session) };
         let body = body.map(|b| b.to_string()).unwrap_or_default();
-        let raw = format!(
-            "{method} {path} HTTP/1.1\r\nHost: {}\r\nConnection: close\r\nContent-Type: application/json\r\n\
-             Content-Length: {}\r\n\r\n{body}",
-            self.addr,
-            body.len()
-        );
-        let reply = request(self.addr, &raw).unwrap_or_else(|e| panic!("WebDriver {method} {path}: {e}"));
-        let answer: Value = serde_json::from_slice(&reply.body).unwrap_or_else(|e| panic!("{path}: {e}"));
-        assert_eq!(reply.status, 200, "WebDriver {method} {path}: {answer}");
+        let (status, reply) =
+            exchange(self.addr, method, &path, &body).unwrap_or_else(|e| panic!("WebDriver {method} {path}: {e}"));
+        let answer: Value = serde_json::from_slice(&reply).unwrap_or_else(|e| panic!("{path}: {e}"));
+        assert_eq!(status, 200, "WebDriver {method} {path}: {answer}");
         answer["value"].clone()
     }
 
@@ -130,15 +124,46 @@ impl Browser {
 impl Drop for Browser {
     fn drop(&mut self) {
         if !self.session.is_empty() {
-            let raw = format!(
-                "DELETE /session/{} HTTP/1.1\r\nHost: {}\r\nConnection: close\r\n\r\n",
-                self.session, self.addr
-            );
-            let _ = request(self.addr, &raw);
+            let _ = exchange(self.addr, "DELETE", &format!("/session/{}", self.session), "");
         }
         let _ = self.driver.kill();
         let _ = self.driver.wait();
     }
+}
+
+/// One HTTP/1.1 request to chromedriver and its response, read by `Content-Length`
+/// (chromedriver keeps connections open whatever `Connection` says).
+fn exchange(addr: SocketAddr, method: &str, path: &str, body: &str) -> std::io::Result<(u16, Vec<u8>)> {
+    let timeout = Some(Duration::from_secs(60));
+    let mut stream = TcpStream::connect_timeout(&addr, Duration::from_secs(5))?;
+    stream.set_read_timeout(timeout)?;
+    stream.set_write_timeout(timeout)?;
+    write!(
+        stream,
+        "{method} {path} HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len()
+    )?;
+    let mut reader = BufReader::new(stream);
+    let mut line = String::new();
+    reader.read_line(&mut line)?;
+    let status =
+        line.split(' ').nth(1).and_then(|s| s.parse().ok()).ok_or_else(|| std::io::Error::other(line.clone()))?;
+    let mut length = 0;
+    loop {
+        line.clear();
+        reader.read_line(&mut line)?;
+        if line.trim().is_empty() {
+            break;
+        }
+        if let Some((name, value)) = line.split_once(':') {
+            if name.eq_ignore_ascii_case("content-length") {
+                length = value.trim().parse().map_err(std::io::Error::other)?;
+            }
+        }
+    }
+    let mut reply = vec![0; length];
+    reader.read_exact(&mut reply)?;
+    Ok((status, reply))
 }
 
 /// Standard base64, as WebDriver sends screenshots.

@@ -9,6 +9,9 @@ mod site_support;
 use kiln_test_support::{Reply, pg_url};
 use site_support::{PUBLIC_URL, Site, Visitor, csrf_token, set_cookies};
 
+/// A form's fields, in order.
+type Fields<'a> = &'a [(&'a str, &'a str)];
+
 /// The seeded pages, newest first.
 const SEEDED: [&str; 5] = ["welcome", "tour", "markdown", "comments", "editing"];
 
@@ -166,7 +169,7 @@ fn bad_comments_come_back_with_the_message(site: &Site) {
     let long_name = "n".repeat(81);
     let long_text = "t".repeat(4001);
     let links = "see https://a.example, http://b.example, www.c.example and https://d.example";
-    let cases: [(&[(&str, &str)], &str, &str); 7] = [
+    let cases: [(Fields<'_>, &str, &str); 7] = [
         (&[("body", "no name field")], "Please give your name.", "no name field"),
         (&[("author", "Ann")], "Please write a comment.", "value=\"Ann\""),
         (&[("author", "  "), ("body", "blank name")], "Please give your name.", "blank name"),
@@ -198,7 +201,7 @@ fn bad_comments_come_back_with_the_message(site: &Site) {
 fn posts_without_the_right_csrf_token_are_403(site: &Site) {
     let mut v = site.visitor();
     let token = v.token("/pages/tour");
-    let posts: [(&str, &[(&str, &str)]); 4] = [
+    let posts: [(&str, Fields<'_>); 4] = [
         ("/pages/tour/comments", &[("author", "Eve"), ("body", "forged")]),
         ("/login", &[("password", site_support::PASSWORD)]),
         ("/logout", &[]),
@@ -264,6 +267,7 @@ fn the_editor_creates_previews_and_edits_pages(site: &Site) {
     let edit = v.get("/editor/pages/fresh");
     assert_site_page(&edit, 200);
     assert!(edit.text().contains("value=\"Fresh &lt;page&gt;\""), "{}", edit.text());
+    assert!(edit.text().contains(r#"<input id="title" name="title" required maxlength="200""#), "{}", edit.text());
     let changed = [("csrf_token", token.as_str()), ("title", "Fresh again"), ("body", "Changed *text*.")];
     let mut preview = changed.to_vec();
     preview.push(("action", "preview"));

@@ -2,9 +2,9 @@
 //! the site's header and navigation, the content, the footer.
 
 use kiln::markup::{Asset, Document, Flow, Fragment, Phrasing};
-use kiln::{asset, html};
+use kiln::{Typed, asset, html};
 
-use super::routes::{EditorHome, Feed, Home, Sitemap};
+use super::routes::{EditorHome, Favicon, Feed, Home, Sitemap};
 
 /// The site's name, after each page's title and in the feed.
 pub(crate) const SITE_NAME: &str = "kiln wiki";
@@ -41,6 +41,13 @@ pub(crate) fn page(title: &str, content: Fragment<Flow>) -> Fragment<Document> {
             }
         }
     }
+}
+
+/// `/favicon.ico`, which browsers ask for on every site: the site's icon (SVG), so
+/// that no page logs a failed request in the browser's console.
+pub(crate) async fn favicon(_: Favicon) -> ([(&'static str, &'static str); 1], Typed<&'static [u8]>) {
+    let icon: &'static [u8] = include_bytes!("../../public/favicon.svg");
+    ([("Cache-Control", "public, max-age=86400")], Typed("image/svg+xml", icon))
 }
 
 /// A date as `2026-01-02`.

@@ -11,6 +11,7 @@
 //! | `GET /login`, `POST /login`, `POST /logout` | the editor's session |
 //! | `GET /editor`, `GET|POST /editor/new`, `GET|POST /editor/pages/{slug}` | the editor |
 //! | `GET /static/…` | assets (`asset!` names immutable) |
+//! | `GET /favicon.ico` | the site's icon |
 
 mod auth;
 mod comments;
@@ -40,6 +41,7 @@ pub(crate) fn mount(app: App<Worker>) -> App<Worker> {
         .route(comments::post)
         .route(feed::feed)
         .route(feed::sitemap)
+        .route(layout::favicon)
         .route(auth::form)
         .route(auth::login)
         .route(auth::logout)

@@ -35,6 +35,11 @@ pub(crate) struct Feed;
 #[route("/sitemap.xml")]
 pub(crate) struct Sitemap;
 
+/// The icon browsers ask for without being told where it is.
+#[derive(Route)]
+#[route("/favicon.ico")]
+pub(crate) struct Favicon;
+
 /// The login form.
 #[derive(Route)]
 #[route("/login")]

@@ -1,7 +1,8 @@
+#![allow(dead_code)]
 //! What the site's test binaries share: the demo binary started with a known editor
 //! password on a database of its own, and a visitor that keeps its cookies.
 //!
-//! Each test binary uses a part of it, hence the `dead_code` allowance on the module.
+//! Each test binary uses a part of it, hence the `dead_code` allowance.
 
 use std::collections::BTreeMap;
 
