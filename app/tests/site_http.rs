@@ -445,3 +445,28 @@ fn the_benchmark_endpoints_still_answer() {
     assert_eq!(site.server.get("/db").status, 200);
     assert_eq!(site.server.get("/static/hello.txt").status, 200);
 }
+
+#[test]
+fn a_database_outage_is_a_503_page_of_the_site() {
+    if pg_url("site_http::a_database_outage_is_a_503_page_of_the_site").is_none() {
+        return;
+    }
+    let cluster = kiln_test_support::Cluster::start();
+    let site = Site::postgres(&cluster.url, "outage", &["--query-timeout-ms", "2000"]);
+    assert_site_page(&site.server.get("/pages/tour"), 200);
+    cluster.run("halt");
+    let down = kiln_test_support::poll_until(std::time::Duration::from_secs(30), || {
+        let res = site.server.get("/pages/tour");
+        (res.status != 200).then_some(res)
+    })
+    .expect("an error page once PostgreSQL is down");
+    assert_site_page(&down, 503);
+    assert_eq!(down.header("Retry-After"), Some("1"));
+    assert!(down.text().contains("cannot reach its database"), "{}", down.text());
+    assert_site_page(&site.server.get("/"), 503);
+    cluster.run("resume");
+    let back = kiln_test_support::poll_until(std::time::Duration::from_secs(30), || {
+        (site.server.get("/pages/tour").status == 200).then_some(())
+    });
+    assert!(back.is_some(), "the site recovers with its database");
+}
