@@ -30,6 +30,9 @@ pub(crate) mod seed;
 pub(crate) mod settings;
 pub(crate) mod worker;
 
+#[cfg(test)]
+mod tests;
+
 use kiln::App;
 
 use crate::state::Worker;
