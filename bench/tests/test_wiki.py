@@ -9,6 +9,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from kilnbench.runner import fresh_server_first  # noqa: E402
+from kilnbench.samepage import differences  # noqa: E402
+from kilnbench.samepage import main as samepage_main  # noqa: E402
 from kilnbench.servers import BY_NAME as SERVERS  # noqa: E402
 from kilnbench.servers import WIKI_WORKLOADS, Options, Paths, Unsupported, _locked_version  # noqa: E402
 from kilnbench.workloads import BY_NAME as WORKLOADS  # noqa: E402
@@ -150,3 +152,23 @@ class WikiSeedTest(unittest.TestCase):
         migration = (ROOT / "app" / "migrations" / "sqlite" / "0002_site.sql").read_text()
         peer = rust_const(self.peer_src, "SCHEMA").strip('"').replace("\\n", "\n")
         self.assertEqual(schema(peer), schema(migration))
+
+
+class SamePageTest(unittest.TestCase):
+    kiln = (
+        b'<link rel="stylesheet" href="/static/site.1f4ad4e0.css"><form>'
+        b'<input type="hidden" name="csrf_token" value="4dd3d0872cdb7d2b"><p class="text">&lt;b&gt;</p></form>'
+    )
+
+    def test_token_and_stylesheet_hash_do_not_count(self):
+        peer = self.kiln.replace(b"site.1f4ad4e0.css", b"site.css").replace(b"4dd3d0872cdb7d2b", b"99aa")
+        self.assertEqual(differences(self.kiln, peer), [])
+
+    def test_any_other_byte_does(self):
+        peer = self.kiln.replace(b"&lt;b&gt;", b"<b>")
+        diff = differences(self.kiln, peer)
+        self.assertEqual(diff, ["-&lt;b&gt;</p>", "+<b>", "+</p>"])
+
+    def test_only_loopback_is_fetched(self):
+        with self.assertRaises(SystemExit):
+            samepage_main(["http://example.com/pages/tour", "http://127.0.0.1:1/pages/tour"])

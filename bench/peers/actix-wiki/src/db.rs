@@ -15,8 +15,8 @@ use crate::seed::seed;
 /// How long a connection waits for a lock held by another process (kiln, say) before giving up.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 
-// kiln's site's two statements (app/src/site/model.rs), word for word.
-const SELECT_PAGE: &str = "SELECT id, slug, title, body, updated FROM page WHERE slug = ?1";
+// kiln's site's two statements (app/src/site/model.rs, docs/wiki-page.md), word for word.
+const SELECT_PAGE: &str = "SELECT id, slug, title, body, created, updated FROM page WHERE slug = ?1";
 const SELECT_COMMENTS: &str = "SELECT c.id, c.author, c.body, c.created FROM comment c JOIN page p ON p.id = c.page_id \
      WHERE p.slug = ?1 ORDER BY c.id";
 
@@ -49,7 +49,7 @@ pub fn page(pool: &Pool, slug: &str) -> Result<Option<(Page, Vec<Comment>)>, Err
     let conn = pool.get()?;
     let mut select = conn.prepare_cached(SELECT_PAGE)?;
     let found = select
-        .query_row([slug], |r| Ok(Page { slug: r.get(1)?, title: r.get(2)?, body: r.get(3)?, updated: r.get(4)? }))
+        .query_row([slug], |r| Ok(Page { slug: r.get(1)?, title: r.get(2)?, body: r.get(3)?, updated: r.get(5)? }))
         .optional()?;
     let Some(page) = found else { return Ok(None) };
     let mut select = conn.prepare_cached(SELECT_COMMENTS)?;

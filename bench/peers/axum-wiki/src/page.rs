@@ -1,4 +1,4 @@
-//! The wiki page as kiln's site renders it (app/src/site/page_view.rs and layout.rs): the
+//! The wiki page as kiln's site renders it (docs/wiki-page.md; app/src/site/page_view.rs, layout.rs): the
 //! page's Markdown turned into HTML with pulldown-cmark on every request (no cache), its
 //! comments as escaped text, the comment form with its CSRF token, all in the site's
 //! layout; written with maud, as an axum or actix user would. actix-wiki shares this file,
@@ -99,7 +99,8 @@ fn comment_form(slug: &str, csrf_token: &str) -> Markup {
             }
             p {
                 label for="body" { "Comment" }
-                textarea #body name="body" rows="5" maxlength=(MAX_COMMENT) required {}
+                // The newline kiln writes after `<textarea>` (which HTML drops), for the same bytes.
+                textarea #body name="body" rows="5" maxlength=(MAX_COMMENT) required { "\n" }
             }
             p { button type="submit" { "Post comment" } }
         }
