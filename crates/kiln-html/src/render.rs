@@ -146,19 +146,30 @@ pub(crate) fn push_integer<T: Decimal>(n: T, buf: &mut String) {
     }
 }
 
+/// "00" to "99", for writing two digits at once.
+const PAIRS: &str = "00010203040506070809101112131415161718192021222324252627282930313233343536373839\
+                     40414243444546474849505152535455565758596061626364656667686970717273747576777879\
+                     8081828384858687888990919293949596979899";
+
+#[inline(always)]
+fn pair(n: u32) -> &'static str {
+    let at = 2 * (n as usize % 100);
+    &PAIRS[at..at + 2]
+}
+
 #[inline(always)]
 fn push_small(n: u32, buf: &mut String) {
-    let digit = |d: u32| char::from(b'0' + (d % 10) as u8);
-    if n >= 1000 {
-        buf.push(digit(n / 1000));
+    if n < 10 {
+        buf.push_str(&pair(n)[1..]);
+    } else if n < 100 {
+        buf.push_str(pair(n));
+    } else if n < 1000 {
+        buf.push_str(&pair(n / 10)[1..]);
+        buf.push_str(pair(n));
+    } else {
+        buf.push_str(pair(n / 100));
+        buf.push_str(pair(n));
     }
-    if n >= 100 {
-        buf.push(digit(n / 100));
-    }
-    if n >= 10 {
-        buf.push(digit(n / 10));
-    }
-    buf.push(digit(n));
 }
 
 #[inline(never)]
