@@ -28,7 +28,7 @@ pub(crate) fn expand(input: TokenStream) -> syn::Result<TokenStream> {
             format!("asset `{rel}` not found: {}: {e}", Path::new(ASSETS_DIR).join(&rel).display()),
         )
     })?;
-    let link = format!("{PREFIX}/{}", hashed_name(&rel, &content));
+    let link = format!("{PREFIX}/{}", percent_encode(&hashed_name(&rel, &content)));
     let tracked = path.to_string_lossy().into_owned();
     // `include_bytes!` makes cargo rebuild when the file changes; the constant is
     // never used, so the bytes are not kept in the binary.
@@ -62,6 +62,22 @@ fn hashed_name(rel: &str, content: &[u8]) -> String {
         _ => format!("{file}.{hash}"),
     };
     if dir.is_empty() { file } else { format!("{dir}/{file}") }
+}
+
+/// Escapes every byte but unreserved ones and `/` (RFC 3986 §2.3), so that a file
+/// named with spaces or accents still makes a valid link.
+fn percent_encode(path: &str) -> String {
+    let mut out = String::with_capacity(path.len());
+    for b in path.bytes() {
+        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~' | b'/') {
+            out.push(char::from(b));
+        } else {
+            out.push('%');
+            out.push(hex_digit(b >> 4).to_ascii_uppercase());
+            out.push(hex_digit(b & 15).to_ascii_uppercase());
+        }
+    }
+    out
 }
 
 fn hex_digit(n: u8) -> char {

@@ -28,6 +28,17 @@ fn the_hashed_name_is_immutable() {
 }
 
 #[test]
+fn a_name_that_needs_escaping_makes_a_valid_link() {
+    let link = asset!("fonts/my font.css");
+    assert!(link.starts_with("/static/fonts/my%20font.") && link.ends_with(".css"), "{link}");
+    let res = client().get(link);
+    assert_eq!(res.status(), 200);
+    assert_eq!(res.text(), "body{}\n");
+    assert_eq!(res.header("cache-control"), Some(IMMUTABLE));
+    assert_eq!(res.header("content-type"), Some("text/css; charset=utf-8"));
+}
+
+#[test]
 fn the_plain_name_is_an_ordinary_static_file() {
     let res = client().get("/static/hello.txt");
     assert_eq!(res.status(), 200);
