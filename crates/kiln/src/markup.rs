@@ -110,3 +110,70 @@ macro_rules! html {
         $crate::markup::__rt::html_in! { [$crate::markup::__rt] $($markup)* }
     };
 }
+
+#[cfg(test)]
+mod tests {
+    use super::{Document, Fragment};
+
+    /// A row of TechEmpower's `fortune` table.
+    struct Fortune {
+        id: i32,
+        message: String,
+    }
+
+    /// TechEmpower's fortunes page written with `kiln::html!`, as `/fortunes` renders it.
+    fn fortunes_page(fortunes: &[Fortune]) -> Fragment<Document> {
+        crate::html! {
+            html lang="en" {
+                head { title { "Fortunes" } }
+                body {
+                    table {
+                        tr { th { "id" } th { "message" } }
+                        @for fortune in fortunes {
+                            tr { td { (fortune.id) } td { (fortune.message) } }
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn the_fortunes_page_renders_techempowers_table_with_messages_escaped() {
+        let fortunes = [
+            Fortune {
+                id: 11,
+                message: "<script>alert(\"This should not be displayed in a browser alert box.\");</script>".into(),
+            },
+            Fortune { id: 4, message: "A bad random number generator: 1, 1, 1, 1, 1, 4.33e+67, 1, 1, 1".into() },
+            Fortune { id: 12, message: "フレームワークのベンチマーク".into() },
+        ];
+        assert_eq!(
+            fortunes_page(&fortunes).as_str(),
+            concat!(
+                "<!DOCTYPE html><html lang=\"en\"><head><title>Fortunes</title></head><body><table>",
+                "<tr><th>id</th><th>message</th></tr>",
+                "<tr><td>11</td><td>&lt;script&gt;alert(&quot;This should not be displayed in a browser alert box.&quot;);&lt;/script&gt;</td></tr>",
+                "<tr><td>4</td><td>A bad random number generator: 1, 1, 1, 1, 1, 4.33e+67, 1, 1, 1</td></tr>",
+                "<tr><td>12</td><td>フレームワークのベンチマーク</td></tr>",
+                "</table></body></html>"
+            )
+        );
+    }
+
+    #[derive(kiln_macros::Route)]
+    #[route("/search")]
+    struct Search {
+        q: Option<String>,
+        page: Option<u32>,
+    }
+
+    #[test]
+    fn a_route_link_is_its_display_escaped_for_the_attribute() {
+        let route = Search { q: Some("a&b \"c\"".into()), page: Some(2) };
+        let link = crate::html! { a href=(route) { "search" } };
+        let shown = Search { q: Some("a&b \"c\"".into()), page: Some(2) }.to_string();
+        assert_eq!(link.as_str(), format!("<a href=\"{}\">search</a>", shown.replace('&', "&amp;")));
+        assert_eq!(link.as_str().matches('"').count(), 2, "{link}");
+    }
+}
