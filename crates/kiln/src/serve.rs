@@ -102,7 +102,9 @@ impl<S: Service> Service for Watched<S> {
     }
 }
 
-/// A running app: what [`serve`] returns. Dropping it shuts the server down.
+/// A running app: what [`serve`] returns. Dropping it shuts the server down without
+/// waiting, and so without flushing the access log: end with [`wait`](Self::wait) or
+/// [`run_until_signal`](Self::run_until_signal).
 #[derive(Debug)]
 pub struct Serving {
     handle: ServerHandle,
