@@ -56,6 +56,8 @@ impl Browser {
         }}});
         let value = browser.call("POST", "/session", Some(capabilities));
         browser.session = value["sessionId"].as_str().expect("a session id").to_owned();
+        // Finding an element waits for it up to five seconds: a page may still be loading.
+        browser.call("POST", "/timeouts", Some(json!({"implicit": 5000})));
         browser
     }
 
@@ -92,6 +94,18 @@ impl Browser {
 
     fn url(&self) -> String {
         self.call("GET", "/url", None).as_str().expect("url").to_owned()
+    }
+
+    /// Waits (at most ten seconds) for a page whose URL `fits`: a click's navigation
+    /// may still be under way when the click returns.
+    fn wait_for(&self, what: &str, fits: impl Fn(&str) -> bool) -> String {
+        poll_until(Duration::from_secs(10), || Some(self.url()).filter(|url| fits(url)))
+            .unwrap_or_else(|| panic!("never reached {what}: still at {}", self.url()))
+    }
+
+    /// Waits for the page at exactly `url`.
+    fn wait_for_url(&self, url: &str) {
+        self.wait_for(url, |at| at == url);
     }
 
     fn source(&self) -> String {
@@ -205,7 +219,7 @@ fn a_visitor_and_the_editor_in_a_real_browser() {
     let home = browser.screenshot("1-home");
     browser.assert_no_console_errors("home");
     browser.click("a[href='/pages/tour']");
-    assert_eq!(browser.url(), format!("{base}/pages/tour"));
+    browser.wait_for_url(&format!("{base}/pages/tour"));
     assert_eq!(browser.text_of("article h1"), "A tour of kiln");
     browser.screenshot("2-page");
     browser.assert_no_console_errors("page");
@@ -214,8 +228,8 @@ fn a_visitor_and_the_editor_in_a_real_browser() {
     browser.clear_and_type("#author", "Browser <test>");
     browser.clear_and_type("#body", "Posted from headless Chromium.");
     browser.click("form.comment button[type='submit']");
-    let url = browser.url();
-    assert!(url.starts_with(&format!("{base}/pages/tour#c")), "{url}");
+    let commented = format!("{base}/pages/tour#c");
+    browser.wait_for(&commented, |url| url.starts_with(&commented));
     assert_eq!(browser.text_of("ol.comments li:last-child strong"), "Browser <test>");
     assert_eq!(browser.text_of("ol.comments li:last-child p.text"), "Posted from headless Chromium.");
     browser.screenshot("3-commented");
@@ -223,10 +237,10 @@ fn a_visitor_and_the_editor_in_a_real_browser() {
 
     // The editor: log in, edit a page with a preview, see the change.
     browser.click("header.site a[href='/editor']");
-    assert_eq!(browser.url(), format!("{base}/login"));
+    browser.wait_for_url(&format!("{base}/login"));
     browser.clear_and_type("#password", PASSWORD);
     browser.click("form button[type='submit']");
-    assert_eq!(browser.url(), format!("{base}/editor"));
+    browser.wait_for_url(&format!("{base}/editor"));
     browser.click("a[href='/editor/pages/welcome']");
     browser.clear_and_type("#title", "Welcome, edited in a browser");
     browser.clear_and_type("#body", "This page was **edited** in headless Chromium.");
@@ -234,7 +248,7 @@ fn a_visitor_and_the_editor_in_a_real_browser() {
     assert_eq!(browser.text_of("#preview strong"), "edited");
     browser.screenshot("4-preview");
     browser.click("button[value='save']");
-    assert_eq!(browser.url(), format!("{base}/pages/welcome"));
+    browser.wait_for_url(&format!("{base}/pages/welcome"));
     assert_eq!(browser.text_of("article h1"), "Welcome, edited in a browser");
     assert!(browser.source().contains("<strong>edited</strong>"));
     browser.screenshot("5-edited");
@@ -245,9 +259,9 @@ fn a_visitor_and_the_editor_in_a_real_browser() {
     // Logged out, the editor is behind the login again.
     browser.open(&format!("{base}/editor"));
     browser.click("form.inline button[type='submit']");
-    assert_eq!(browser.url(), format!("{base}/"));
+    browser.wait_for_url(&format!("{base}/"));
     browser.open(&format!("{base}/editor"));
-    assert_eq!(browser.url(), format!("{base}/login"));
+    browser.wait_for_url(&format!("{base}/login"));
     browser.assert_no_console_errors("logout");
     eprintln!("screenshots in {} (the home page: {})", browser.shots.display(), home.display());
 }
