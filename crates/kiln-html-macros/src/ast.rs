@@ -10,8 +10,17 @@ pub(crate) enum Node {
     /// `(expr)`: a value rendered at run time.
     Splice(Expr, Span),
     If(If),
-    For { pat: Pat, expr: Expr, body: Vec<Node>, span: Span },
-    Match { expr: Expr, arms: Vec<Arm>, span: Span },
+    For {
+        pat: Pat,
+        expr: Expr,
+        body: Vec<Node>,
+        span: Span,
+    },
+    Match {
+        expr: Expr,
+        arms: Vec<Arm>,
+        span: Span,
+    },
     /// `@let pat = expr;`, the tokens after `@`.
     Let(TokenStream),
 }

@@ -129,7 +129,8 @@ impl Expander {
                 (AttrValue::Literal(lit), _) => fixed.push(escape(&lit.value())),
                 (AttrValue::Toggle(cond), Some(class)) => toggles.push((escape(class), cond)),
                 (AttrValue::Expr(expr), None) => dynamic.push(quote_spanned!(expr.span()=> #rt::attr(&(#expr), #buf);)),
-                _ => self.error(attr.span, "`class` takes `\"text\"` or `(expr)`; a class toggles with `.name[condition]`"),
+                _ => self
+                    .error(attr.span, "`class` takes `\"text\"` or `(expr)`; a class toggles with `.name[condition]`"),
             }
         }
         if fixed.is_empty() && dynamic.is_empty() {

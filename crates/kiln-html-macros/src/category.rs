@@ -151,7 +151,7 @@ fn has_flow_child(e: &crate::ast::Element) -> bool {
 }
 
 fn has_interactive(e: &crate::ast::Element) -> bool {
-    children(e).into_iter().any(|c| {
-        model::element(&c.name).is_some_and(|info| is_interactive(c, info)) || has_interactive(c)
-    })
+    children(e)
+        .into_iter()
+        .any(|c| model::element(&c.name).is_some_and(|info| is_interactive(c, info)) || has_interactive(c))
 }

@@ -111,7 +111,10 @@ impl Expander {
         if ctx.model == Model::RawText {
             let parent = ctx.parent.unwrap_or("script");
             if text.to_ascii_lowercase().contains(&format!("</{parent}")) {
-                self.error(lit.span(), format!("the text of `<{parent}>` is not escaped and cannot contain `</{parent}`"));
+                self.error(
+                    lit.span(),
+                    format!("the text of `<{parent}>` is not escaped and cannot contain `</{parent}`"),
+                );
             }
             out.push_static(&text);
         } else if ctx.model.takes_text() {
@@ -149,10 +152,8 @@ impl Expander {
             }
         }
         match (&e.body, info.model) {
-            (Some(_), Model::Void) => self.error(
-                e.span,
-                format!("`<{}>` is a void element: it takes no children; end it with `;`", info.name),
-            ),
+            (Some(_), Model::Void) => self
+                .error(e.span, format!("`<{}>` is a void element: it takes no children; end it with `;`", info.name)),
             (None, model) if model != Model::Void => self.error(
                 e.body_span,
                 format!("`<{}>` is not a void element: give it its children in `{{ .. }}`", info.name),
@@ -219,7 +220,8 @@ fn accepts(ctx: &Ctx, info: &model::Element) -> Result<(), String> {
         return Ok(());
     }
     let parent = ctx.parent.unwrap_or("html");
-    let mut message = format!("`<{name}>` is not allowed in `<{parent}>`: `<{parent}>` accepts {}", ctx.model.describe());
+    let mut message =
+        format!("`<{name}>` is not allowed in `<{parent}>`: `<{parent}>` accepts {}", ctx.model.describe());
     if let Some(places) = info.only_in {
         message.push_str(&format!("; `<{name}>` is only allowed in {places}"));
     } else if ctx.model == Model::Phrasing && info.kinds & FLOW != 0 {

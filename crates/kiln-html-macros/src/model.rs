@@ -61,7 +61,9 @@ impl Model {
             Model::Text => "text only",
             Model::RawText => "raw text only: a string literal or `PreEscaped(..)`",
             Model::Html => "`<head>` then `<body>`",
-            Model::Head => "metadata content: `<title>` (exactly once), `<base>`, `<meta>`, `<link>`, `<style>`, `<script>`",
+            Model::Head => {
+                "metadata content: `<title>` (exactly once), `<base>`, `<meta>`, `<link>`, `<style>`, `<script>`"
+            }
             Model::List => "only `<li>`",
             Model::Table => "`<caption>`, `<colgroup>`, `<thead>`, `<tbody>` or `<tr>`, `<tfoot>`, in that order",
             Model::TableRows => "only `<tr>`",
@@ -80,7 +82,13 @@ impl Model {
     pub(crate) fn takes_text(self) -> bool {
         matches!(
             self,
-            Model::Flow | Model::Phrasing | Model::Transparent | Model::Text | Model::Details | Model::Figure | Model::Fieldset
+            Model::Flow
+                | Model::Phrasing
+                | Model::Transparent
+                | Model::Text
+                | Model::Details
+                | Model::Figure
+                | Model::Fieldset
         )
     }
 }
@@ -277,11 +285,7 @@ pub(crate) const ELEMENTS: &[Element] = &[
     with(el("blockquote", F, Flow), &[a("cite", Url)]),
     with(
         el("ol", F, List),
-        &[
-            a("reversed", Bool),
-            a("start", Integer),
-            a("type", Value::Keyword("ListStyle", &["1", "a", "A", "i", "I"])),
-        ],
+        &[a("reversed", Bool), a("start", Integer), a("type", Value::Keyword("ListStyle", &["1", "a", "A", "i", "I"]))],
     ),
     el("ul", F, List),
     el("menu", F, List),

@@ -39,7 +39,9 @@ fn node(input: ParseStream<'_>) -> syn::Result<Node> {
     if input.peek(Ident::peek_any) {
         return element(input).map(Node::Element);
     }
-    Err(input.error("expected an element (`div { .. }`), text (`\"..\"`), a splice (`(value)`) or `@if`/`@for`/`@match`/`@let`"))
+    Err(input.error(
+        "expected an element (`div { .. }`), text (`\"..\"`), a splice (`(value)`) or `@if`/`@for`/`@match`/`@let`",
+    ))
 }
 
 /// Tokens up to (not including) the next `{ .. }` group at this level.
@@ -115,7 +117,11 @@ fn if_chain(input: ParseStream<'_>) -> syn::Result<If> {
     let otherwise = if input.peek(Token![@]) && input.peek2(Token![else]) {
         input.parse::<Token![@]>()?;
         input.parse::<Token![else]>()?;
-        if input.peek(Token![if]) { Some(Else::If(Box::new(if_chain(input)?))) } else { Some(Else::Block(block(input)?)) }
+        if input.peek(Token![if]) {
+            Some(Else::If(Box::new(if_chain(input)?)))
+        } else {
+            Some(Else::Block(block(input)?))
+        }
     } else {
         None
     };
@@ -160,7 +166,11 @@ fn element(input: ParseStream<'_>) -> syn::Result<Element> {
         } else if input.peek(Token![#]) {
             let hash = input.parse::<Token![#]>()?;
             let id = if input.peek(LitStr) { input.parse::<LitStr>()?.value() } else { name(input)?.0 };
-            attrs.push(Attr { name: "id".into(), span: hash.span, value: AttrValue::Literal(LitStr::new(&id, hash.span)) });
+            attrs.push(Attr {
+                name: "id".into(),
+                span: hash.span,
+                value: AttrValue::Literal(LitStr::new(&id, hash.span)),
+            });
         } else if input.peek(Ident::peek_any) {
             let (attr, span) = name(input)?;
             let value = if input.peek(Token![=]) {

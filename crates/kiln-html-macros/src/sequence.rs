@@ -64,7 +64,10 @@ pub(crate) fn check(x: &mut Expander, e: &Element, model: Model, body: &[Node]) 
 fn html(x: &mut Expander, e: &Element, items: &[Item<'_>]) {
     let names: Vec<&str> = items.iter().map(|i| i.name).collect();
     for item in items.iter().filter(|i| i.conditional) {
-        x.error(item.span, format!("`<{}>` must be written directly in `<html>`, not under `@if`, `@for` or `@match`", item.name));
+        x.error(
+            item.span,
+            format!("`<{}>` must be written directly in `<html>`, not under `@if`, `@for` or `@match`", item.name),
+        );
     }
     if names != ["head", "body"] {
         let span = items.iter().zip(["head", "body"]).find(|(i, want)| i.name != *want).map_or(e.span, |(i, _)| i.span);
@@ -76,7 +79,10 @@ fn head(x: &mut Expander, e: &Element, items: &[Item<'_>]) {
     let titles: Vec<&Item<'_>> = items.iter().filter(|i| i.name == "title").collect();
     for title in &titles {
         if title.conditional {
-            x.error(title.span, "`<title>` must be written directly in `<head>`, exactly once: not under `@if`, `@for` or `@match`");
+            x.error(
+                title.span,
+                "`<title>` must be written directly in `<head>`, exactly once: not under `@if`, `@for` or `@match`",
+            );
         }
     }
     match titles.as_slice() {
@@ -132,12 +138,18 @@ fn dl(x: &mut Expander, e: &Element, items: &[Item<'_>]) {
     let terms: Vec<&Item<'_>> = items.iter().filter(|i| i.name == "dt" || i.name == "dd").collect();
     if let Some(first) = terms.first() {
         if first.name != "dt" {
-            x.error(first.span, format!("in `<{}>`, each group starts with `<dt>`: this `<dd>` has no `<dt>` before it", e.name));
+            x.error(
+                first.span,
+                format!("in `<{}>`, each group starts with `<dt>`: this `<dd>` has no `<dt>` before it", e.name),
+            );
         }
     }
     if let Some(last) = terms.last() {
         if last.name != "dd" {
-            x.error(last.span, format!("in `<{}>`, each group ends with `<dd>`: this `<dt>` has no `<dd>` after it", e.name));
+            x.error(
+                last.span,
+                format!("in `<{}>`, each group ends with `<dd>`: this `<dt>` has no `<dd>` after it", e.name),
+            );
         }
     }
 }
@@ -146,7 +158,10 @@ fn dl(x: &mut Expander, e: &Element, items: &[Item<'_>]) {
 fn first_only(x: &mut Expander, e: &Element, items: &[Item<'_>], first: &str, required: bool) {
     for (i, item) in items.iter().enumerate() {
         if item.name == first && (i != 0 || item.conditional) {
-            x.error(item.span, format!("`<{first}>` must be the first child of `<{}>`, written directly in it", e.name));
+            x.error(
+                item.span,
+                format!("`<{first}>` must be the first child of `<{}>`, written directly in it", e.name),
+            );
         }
     }
     if required && items.first().is_none_or(|i| i.name != first) {

@@ -195,7 +195,11 @@ fn report<const N: usize>(case: &str, mut engines: [(&str, &mut dyn FnMut() -> S
         .collect();
     let base = medians[0].as_secs_f64();
     for ((name, _), t) in engines.iter().zip(medians) {
-        println!("{case:<10} {name:<10} {:>10.3} µs  {:>5.2}x kiln-html", t.as_secs_f64() * 1e6, t.as_secs_f64() / base);
+        println!(
+            "{case:<10} {name:<10} {:>10.3} µs  {:>5.2}x kiln-html",
+            t.as_secs_f64() * 1e6,
+            t.as_secs_f64() / base
+        );
     }
 }
 
@@ -243,8 +247,11 @@ fn main() {
         SailfishBigTable { table: &table }.render_once().expect("sailfish"),
     ];
     assert!(big.iter().all(|out| *out == big[0]), "the engines render different big tables");
-    let team_pages =
-        [kiln_teams(year, &teams), maud_teams(year, &teams), SailfishTeams { year, teams: &teams }.render_once().expect("sailfish")];
+    let team_pages = [
+        kiln_teams(year, &teams),
+        maud_teams(year, &teams),
+        SailfishTeams { year, teams: &teams }.render_once().expect("sailfish"),
+    ];
     assert!(team_pages.iter().all(|out| *out == team_pages[0]), "different teams pages: {team_pages:#?}");
     let fortune_pages = [
         kiln_fortunes(&fortunes),
@@ -253,7 +260,10 @@ fn main() {
     ];
     // sailfish also escapes `'`.
     let sailfish = fortune_pages[2].replace("&#039;", "'");
-    assert!(fortune_pages[1] == fortune_pages[0] && sailfish == fortune_pages[0], "different fortunes: {fortune_pages:#?}");
+    assert!(
+        fortune_pages[1] == fortune_pages[0] && sailfish == fortune_pages[0],
+        "different fortunes: {fortune_pages:#?}"
+    );
 
     report(
         "big-table",

@@ -23,7 +23,10 @@ pub(crate) fn expand(input: TokenStream) -> syn::Result<TokenStream> {
         .map_err(|_| syn::Error::new(lit.span(), "CARGO_MANIFEST_DIR is not set: build with cargo"))?;
     let path: PathBuf = [manifest.as_str(), ASSETS_DIR, rel.as_str()].iter().collect();
     let content = std::fs::read(&path).map_err(|e| {
-        syn::Error::new(lit.span(), format!("asset `{rel}` not found: {}: {e}", Path::new(ASSETS_DIR).join(&rel).display()))
+        syn::Error::new(
+            lit.span(),
+            format!("asset `{rel}` not found: {}: {e}", Path::new(ASSETS_DIR).join(&rel).display()),
+        )
     })?;
     let link = format!("{PREFIX}/{}", hashed_name(&rel, &content));
     let tracked = path.to_string_lossy().into_owned();
@@ -38,7 +41,9 @@ pub(crate) fn expand(input: TokenStream) -> syn::Result<TokenStream> {
 /// A path below the assets folder: relative, no `..`, `.`, empty segment or backslash.
 fn check_relative(rel: &str) -> Result<(), String> {
     if rel.is_empty() || rel.contains('\\') || rel.split('/').any(|s| s.is_empty() || s == "." || s == "..") {
-        return Err(format!("asset path `{rel}` must be relative to `{ASSETS_DIR}/`, without `..`, `.` or empty segments"));
+        return Err(format!(
+            "asset path `{rel}` must be relative to `{ASSETS_DIR}/`, without `..`, `.` or empty segments"
+        ));
     }
     if !Path::new(rel).components().all(|c| matches!(c, Component::Normal(_))) {
         return Err(format!("asset path `{rel}` must stay inside `{ASSETS_DIR}/`"));

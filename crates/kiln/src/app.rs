@@ -13,12 +13,12 @@ use crate::access_log::AccessLog;
 use crate::config::Config;
 use crate::dispatch::{AppFactory, StateFactory};
 use crate::handler::{Erased, ErasedHandler, Handler, RouteHandler};
+use crate::key::Key;
 use crate::link::PublicUrl;
 use crate::make::IntoMakeService;
 use crate::rejection::Rejection;
 use crate::route::Route;
 use crate::router::{BuildError, RouteEntry, Router, TrailingSlash};
-use crate::key::Key;
 
 /// A web application: typed routes and their handlers, built once per worker.
 ///

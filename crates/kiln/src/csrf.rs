@@ -11,10 +11,10 @@ use kiln_http::Response;
 
 use crate::cookie::{Cookies, SetCookie};
 use crate::extract::{FromRequest, RequestContext, content_type_is};
+use crate::key::random_token;
 use crate::rejection::{InvalidCsrfToken, Rejection};
 use crate::response::IntoResponseParts;
 use crate::route::__private::query_pairs;
-use crate::key::random_token;
 use crate::signed::{app_cookie, app_key};
 
 /// The cookie holding the visitor's CSRF token.

@@ -9,9 +9,9 @@ use std::rc::Rc;
 
 use kiln_http::{Bytes, Method, Request, Version};
 
+use crate::config::Config;
 use crate::rejection::{Internal, InvalidBody, MissingHeader, Rejection};
 use crate::route::{PathParams, Route};
-use crate::config::Config;
 
 /// Everything an extractor may look at: the request, the matched route and the
 /// worker's state.

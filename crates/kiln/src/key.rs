@@ -132,5 +132,4 @@ mod tests {
     fn short_keys_are_refused() {
         assert_eq!(Key::new([0u8; 31]).unwrap_err(), KeyTooShort(31));
     }
-
 }

@@ -64,9 +64,9 @@ mod handler;
 mod html;
 mod json;
 mod key;
-pub mod markup;
 mod link;
 mod make;
+pub mod markup;
 pub mod middleware;
 pub mod rejection;
 mod response;
@@ -94,6 +94,7 @@ pub use form::{Form, Query};
 pub use handler::{Handler, RouteHandler};
 pub use html::{Html, Int, Rendered, Reserve, Text};
 pub use json::Json;
+pub use key::{Key, KeyTooShort, MIN_KEY_BYTES};
 pub use link::{Absolute, PublicUrl};
 pub use make::{IntoMakeService, MakeService, StateError};
 pub use rejection::Rejection;
@@ -102,7 +103,6 @@ pub use route::Route;
 pub use router::{BuildError, TrailingSlash};
 pub use serve::{ServeError, Serving, serve};
 pub use session::{SESSION_COOKIE, Session, SessionCookies};
-pub use key::{Key, KeyTooShort, MIN_KEY_BYTES};
 pub use signed::SignedCookies;
 
 /// Route matching support; [`PathParams`](routing::PathParams) is what a route is

@@ -90,7 +90,9 @@ impl<L: fmt::Display> fmt::Display for Absolute<'_, L> {
 impl<S> FromRequest<S> for PublicUrl {
     fn from_request(cx: &RequestContext<'_, S>) -> Result<Self, Rejection> {
         let base = cx.config().public_url.clone().ok_or_else(|| {
-            Rejection::from(Internal::new("a handler asks for `PublicUrl` but the app has none: call `App::public_url`"))
+            Rejection::from(Internal::new(
+                "a handler asks for `PublicUrl` but the app has none: call `App::public_url`",
+            ))
         })?;
         Ok(PublicUrl { base })
     }

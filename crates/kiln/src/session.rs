@@ -8,9 +8,9 @@ use kiln_http::Response;
 use crate::cookie::{Cookies, SetCookie};
 use crate::csrf::CSRF_COOKIE;
 use crate::extract::{FromRequest, RequestContext};
+use crate::key::{Key, random_token};
 use crate::rejection::Rejection;
 use crate::response::IntoResponseParts;
-use crate::key::{Key, random_token};
 use crate::signed::{app_cookie, app_key, encode_value};
 
 /// The session cookie's name.

@@ -51,7 +51,8 @@ fn the_form_carries_the_token_of_its_cookie() {
     let again = c.request("GET", &EditForm).header("Cookie", &cookie).send();
     assert_eq!(again.header("set-cookie"), None);
     assert!(again.text().contains(&token));
-    let res = c.request("POST", &Save).header("Cookie", &cookie).form(&[("csrf_token", &*token), ("title", "x")]).send();
+    let res =
+        c.request("POST", &Save).header("Cookie", &cookie).form(&[("csrf_token", &*token), ("title", "x")]).send();
     assert_eq!((res.status(), res.text()), (StatusCode::OK, "saved x".to_owned()));
 }
 
@@ -73,12 +74,14 @@ fn a_wrong_token_is_forbidden() {
     let (_, other_token) = form(&mut c);
     assert_ne!(token, other_token);
     for wrong in [other_token.as_str(), "", "0", &token[..63]] {
-        let res = c.request("POST", &Save).header("Cookie", &cookie).form(&[("csrf_token", wrong), ("title", "x")]).send();
+        let res =
+            c.request("POST", &Save).header("Cookie", &cookie).form(&[("csrf_token", wrong), ("title", "x")]).send();
         assert_eq!(res.status(), 403, "{wrong:?}");
     }
     // The right token with a cookie the server did not sign.
     let forged = format!("kiln_csrf={token}.{}", "0".repeat(64));
-    let res = c.request("POST", &Save).header("Cookie", &forged).form(&[("csrf_token", &*token), ("title", "x")]).send();
+    let res =
+        c.request("POST", &Save).header("Cookie", &forged).form(&[("csrf_token", &*token), ("title", "x")]).send();
     assert_eq!(res.status(), 403);
 }
 
