@@ -12,6 +12,7 @@ use kiln::db::{Database, Error, FromRow, Migration, Options};
 use kiln_test_support::{TempDir, on_worker};
 
 static SQLITE: &[Migration] = kiln::db::migrations!("tests/db_migrations/sqlite");
+#[cfg(feature = "postgres")]
 static POSTGRES: &[Migration] = kiln::db::migrations!("tests/db_migrations/postgres");
 
 /// A database of the test's own.
@@ -461,5 +462,54 @@ fn opening_a_database_without_migrations_creates_no_table() {
         let (tables,): (i64,) =
             database.worker().query_one("SELECT count(*) FROM sqlite_master WHERE type = 'table'", &[]).await.unwrap();
         assert_eq!(tables, 0);
+    });
+}
+
+#[test]
+fn sqlite_calls_past_the_queue_bound_get_503_at_once() {
+    use std::rc::Rc;
+    const WRITES: usize = 5_000;
+    let f = Fixture::sqlite("queue-bound");
+    let database = f.open();
+    on_worker(async {
+        let db = Rc::new(database.worker());
+        // Hold the writer until every write is queued or refused.
+        let (release, released) = std::sync::mpsc::channel::<()>();
+        let held = {
+            let db = Rc::clone(&db);
+            tokio::task::spawn_local(async move {
+                db.sqlite(move |_| {
+                    let _ = released.recv();
+                    Ok(())
+                })
+                .await
+            })
+        };
+        tokio::task::yield_now().await;
+        let writes: Vec<_> = (0..WRITES)
+            .map(|i| {
+                let db = Rc::clone(&db);
+                tokio::task::spawn_local(async move {
+                    db.execute("INSERT INTO users (user_name) VALUES ($1)", &[&format!("q{i}")]).await
+                })
+            })
+            .collect();
+        for _ in 0..10 {
+            tokio::task::yield_now().await;
+        }
+        release.send(()).expect("release the writer");
+        held.await.expect("task").expect("the holding call");
+        let mut refused = 0;
+        for write in writes {
+            match write.await.expect("task") {
+                Ok(1) => {}
+                Err(Error::Unavailable(why)) if why.contains("too many SQLite calls queued") => refused += 1,
+                other => panic!("a write neither done nor refused: {other:?}"),
+            }
+        }
+        let written = count_users(&db).await as usize;
+        assert!(refused > 0, "{WRITES} calls behind a held writer: some must be refused");
+        assert!(written <= 4_096, "at most the queue's bound waited: {written}");
+        assert_eq!(written + refused, WRITES);
     });
 }

@@ -8,6 +8,7 @@
 //! the answer. Queries go to a reader unless SQLite says the statement writes;
 //! writes and transactions go to the one writer, so they never contend for the lock.
 
+mod batch;
 mod exec;
 mod migrate;
 mod pool;

@@ -4,7 +4,8 @@
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::Path;
 use std::sync::Arc;
-use std::sync::mpsc::{SyncSender, TrySendError, sync_channel};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::mpsc::{SyncSender, sync_channel};
 use std::time::Duration;
 
 use rusqlite::{Connection, OpenFlags};
@@ -14,9 +15,10 @@ use super::migrate::migrate;
 use crate::error::Error;
 use crate::options::Options;
 
-/// Calls that may wait in front of one SQLite thread; past this a call fails with
-/// [`Error::Unavailable`] (a `503`) at once instead of queueing without bound.
-pub(crate) const QUEUE_DEPTH: usize = 4096;
+/// Calls that may wait in front of one SQLite thread, however they are batched; past
+/// this a call fails with [`Error::Unavailable`] (a `503`) at once instead of
+/// queueing without bound.
+pub(crate) const MAX_QUEUED_CALLS: usize = 4096;
 /// How long a connection waits for a lock held by another process before giving up.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 /// Statements each connection keeps prepared.
@@ -25,11 +27,59 @@ const STATEMENT_CACHE: usize = 64;
 /// Work for one SQLite thread.
 pub(crate) type Job = Box<dyn FnOnce(&mut Connection) + Send>;
 
+/// One SQLite thread: its queue, and how many calls wait in it.
+#[derive(Clone)]
+pub(crate) struct Thread {
+    jobs: SyncSender<Job>,
+    queued: Arc<AtomicUsize>,
+}
+
+impl Thread {
+    /// Counts `calls` more calls in front of the thread, or refuses them at once
+    /// when that would make more than [`MAX_QUEUED_CALLS`].
+    pub(crate) fn reserve(&self, calls: usize) -> Result<(), Error> {
+        if self.queued.fetch_add(calls, Ordering::Relaxed) + calls > MAX_QUEUED_CALLS {
+            self.queued.fetch_sub(calls, Ordering::Relaxed);
+            return Err(Error::Unavailable("too many SQLite calls queued".into()));
+        }
+        Ok(())
+    }
+
+    /// Queues `job`, holding `calls` calls already [reserved](Self::reserve).
+    pub(crate) fn send_reserved(&self, calls: usize, job: Job) -> Result<(), Error> {
+        let done = Done { queued: Arc::clone(&self.queued), calls };
+        let counted: Job = Box::new(move |conn| {
+            let _done = done;
+            job(conn);
+        });
+        // The channel holds as many jobs as calls may be reserved: it is never full.
+        self.jobs.try_send(counted).map_err(|_| Error::Unavailable("the SQLite thread has stopped".into()))
+    }
+
+    /// Queues `job`, which holds `calls` calls, or fails at once.
+    pub(crate) fn send(&self, calls: usize, job: Job) -> Result<(), Error> {
+        self.reserve(calls)?;
+        self.send_reserved(calls, job)
+    }
+}
+
+/// Takes a job's calls off its thread's count when the job ends, even by a panic.
+struct Done {
+    queued: Arc<AtomicUsize>,
+    calls: usize,
+}
+
+impl Drop for Done {
+    fn drop(&mut self) {
+        self.queued.fetch_sub(self.calls, Ordering::Relaxed);
+    }
+}
+
 /// The SQLite threads of one process; cheap to clone, shared by every worker.
 #[derive(Clone)]
 pub(crate) struct Pool {
-    pub(crate) readers: Arc<[SyncSender<Job>]>,
-    pub(crate) writer: SyncSender<Job>,
+    pub(crate) readers: Arc<[Thread]>,
+    pub(crate) writer: Thread,
 }
 
 impl Pool {
@@ -68,8 +118,8 @@ fn open_connection(path: &Path) -> rusqlite::Result<Connection> {
     Ok(conn)
 }
 
-fn spawn(conn: Connection, name: String) -> Result<SyncSender<Job>, Error> {
-    let (tx, rx) = sync_channel::<Job>(QUEUE_DEPTH);
+fn spawn(conn: Connection, name: String) -> Result<Thread, Error> {
+    let (tx, rx) = sync_channel::<Job>(MAX_QUEUED_CALLS);
     std::thread::Builder::new()
         .name(name)
         .spawn(move || {
@@ -86,13 +136,5 @@ fn spawn(conn: Connection, name: String) -> Result<SyncSender<Job>, Error> {
             }
         })
         .map_err(|e| Error::Open(format!("cannot start a SQLite thread: {e}")))?;
-    Ok(tx)
-}
-
-/// Queues `job` for a thread, or fails at once when its queue is full.
-pub(crate) fn send(to: &SyncSender<Job>, job: Job) -> Result<(), Error> {
-    to.try_send(job).map_err(|e| match e {
-        TrySendError::Full(_) => Error::Unavailable("too many SQLite calls queued".into()),
-        TrySendError::Disconnected(_) => Error::Unavailable("the SQLite thread has stopped".into()),
-    })
+    Ok(Thread { jobs: tx, queued: Arc::new(AtomicUsize::new(0)) })
 }

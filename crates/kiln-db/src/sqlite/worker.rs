@@ -2,14 +2,15 @@
 
 use std::cell::{Cell, RefCell};
 use std::collections::HashSet;
-use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender, SyncSender, channel};
+use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender, channel};
 use std::time::Duration;
 
 use rusqlite::Connection;
 use tokio::sync::oneshot;
 
+use super::batch::Outboxes;
 use super::exec::{self, Param, WRITES};
-use super::pool::{Job, Pool, send};
+use super::pool::{Job, Pool};
 use crate::call::{Fetch, Write};
 use crate::error::Error;
 use crate::row::FromRow;
@@ -18,17 +19,6 @@ use crate::value::ToParam;
 /// Statements a worker remembers as writing (sent straight to the writer); past
 /// this many the memory is cleared rather than grown.
 const REMEMBERED_WRITES: usize = 1024;
-
-/// Runs `f` on the thread behind `to`; the worker awaits the answer without blocking.
-async fn call<T, F>(to: &SyncSender<Job>, f: F) -> Result<T, Error>
-where
-    T: Send + 'static,
-    F: FnOnce(&mut Connection) -> Result<T, Error> + Send + 'static,
-{
-    let (tx, rx) = oneshot::channel();
-    send(to, Box::new(move |conn| drop(tx.send(f(conn)))))?;
-    rx.await.map_err(|_| Error::Unavailable("the SQLite thread failed".into()))?
-}
 
 /// A reader's answer: rows, or the statement handed back because it writes.
 enum Read<T> {
@@ -40,19 +30,32 @@ enum Read<T> {
 /// the writer.
 pub(crate) struct Worker {
     pool: Pool,
+    /// The writer's outbox, then the readers'.
+    outboxes: Outboxes,
     next: Cell<usize>,
     writes: RefCell<HashSet<String>>,
 }
 
+/// The writer's place among the outboxes.
+const WRITER: usize = 0;
+
 impl Worker {
     pub(crate) fn new(pool: Pool) -> Self {
-        Worker { pool, next: Cell::new(0), writes: RefCell::new(HashSet::new()) }
+        let threads = std::iter::once(pool.writer.clone()).chain(pool.readers.iter().cloned());
+        Worker { outboxes: Outboxes::new(threads), pool, next: Cell::new(0), writes: RefCell::new(HashSet::new()) }
     }
 
-    fn reader(&self) -> &SyncSender<Job> {
-        let i = self.next.get();
-        self.next.set((i + 1) % self.pool.readers.len());
-        &self.pool.readers[i]
+    /// A reader's outbox: the one this turn's reads are gathering in, or else the
+    /// next reader's, so that one turn's reads make one batch and the turns take
+    /// the readers in turn.
+    fn reader(&self) -> usize {
+        let current = self.next.get();
+        if self.outboxes.is_gathering(current + 1) {
+            return current + 1;
+        }
+        let next = (current + 1) % self.pool.readers.len();
+        self.next.set(next);
+        next + 1
     }
 
     pub(crate) async fn query<T: FromRow + Send + 'static>(
@@ -65,13 +68,15 @@ impl Worker {
         let (sql, params) = if self.writes.borrow().contains(&sql) {
             (sql, params)
         } else {
-            let read = call(self.reader(), move |conn| {
-                Ok(match exec::query(conn, &sql, &params, fetch, true) {
-                    Err(Error::Query { code: None, message }) if message == WRITES => Read::Writes(sql, params),
-                    done => Read::Done(done),
+            let read = self
+                .outboxes
+                .call(self.reader(), move |conn| {
+                    Ok(match exec::query(conn, &sql, &params, fetch, true) {
+                        Err(Error::Query { code: None, message }) if message == WRITES => Read::Writes(sql, params),
+                        done => Read::Done(done),
+                    })
                 })
-            })
-            .await?;
+                .await?;
             match read {
                 Read::Done(rows) => return rows,
                 Read::Writes(sql, params) => {
@@ -84,12 +89,12 @@ impl Worker {
                 }
             }
         };
-        call(&self.pool.writer, move |conn| exec::query(conn, &sql, &params, fetch, false)).await
+        self.outboxes.call(WRITER, move |conn| exec::query(conn, &sql, &params, fetch, false)).await
     }
 
     pub(crate) async fn write(&self, sql: &str, params: &[&dyn ToParam], write: Write) -> Result<i64, Error> {
         let (sql, params) = (sql.to_owned(), exec::params(params)?);
-        call(&self.pool.writer, move |conn| exec::write(conn, &sql, &params, write)).await
+        self.outboxes.call(WRITER, move |conn| exec::write(conn, &sql, &params, write)).await
     }
 
     pub(crate) async fn native<T, F>(&self, f: F) -> Result<T, Error>
@@ -97,7 +102,7 @@ impl Worker {
         T: Send + 'static,
         F: FnOnce(&mut Connection) -> rusqlite::Result<T> + Send + 'static,
     {
-        call(&self.pool.writer, move |conn| f(conn).map_err(exec::error)).await
+        self.outboxes.call(WRITER, move |conn| f(conn).map_err(exec::error)).await
     }
 
     /// Starts a transaction on the writer; it serves nothing else until the
@@ -105,7 +110,7 @@ impl Worker {
     pub(crate) async fn begin(&self, idle: Duration) -> Result<Tx, Error> {
         let (ops, inbox) = channel::<Op>();
         let (ready, begun) = oneshot::channel();
-        send(&self.pool.writer, Box::new(move |conn| hold(conn, &inbox, ready, idle)))?;
+        self.pool.writer.send(1, Box::new(move |conn| hold(conn, &inbox, ready, idle)))?;
         begun.await.map_err(|_| Error::Unavailable("the SQLite thread failed".into()))??;
         Ok(Tx { ops })
     }
