@@ -92,6 +92,17 @@ pub use url::{Asset, ExternalUrl, Href, write_display_href};
 /// `.class`, `.class[cond]`, `#id`, `attr="text"`, `attr=(expr)`, `attr=[option]`, a
 /// boolean `attr` or `attr[cond]`; `"text"`; `(expr)` splices a value; `@if`,
 /// `@if let`, `@else`, `@for pat in expr`, `@match expr { pat => { .. } }`, `@let pat = expr;`.
+///
+/// The fragment's category comes from the elements written at its top level (through
+/// `@if`, `@for` and `@match`): [`Phrasing`] when all are phrasing content with no
+/// interactive content inside, [`Interactive`] when some is, [`Flow`] when any is flow
+/// content, [`ListItem`] for `<li>`s, [`TableRow`], [`TableCell`], [`SelectOption`],
+/// [`Metadata`], or [`Document`] for `<html>`; kinds that do not mix (`<li>` beside
+/// `<div>`) are an error. Text is phrasing content. A value spliced at the top level is
+/// checked against that category, so a fragment of text and splices only is `Phrasing`
+/// and takes no `Fragment<Interactive>` or `Fragment<Flow>`: wrap such splices in an
+/// element. `<pre>` and `<textarea>` get a newline after their start tag, which the
+/// parser drops, so that a leading newline of their content survives.
 #[macro_export]
 macro_rules! html {
     ($($markup:tt)*) => {
