@@ -9,8 +9,11 @@
 //! - Bodies by `Content-Length` or chunked, read whole (up to a limit) before the
 //!   service runs; responses from memory, from a file with `sendfile(2)`, or streamed
 //!   chunked.
-//! - Named, configurable [limits](Limits) and timeouts; a panicking service costs one
-//!   `500`; graceful shutdown on SIGTERM and SIGINT.
+//! - Named, configurable [limits](Limits) and timeouts (a send timeout counts time
+//!   without progress); a per-worker budget for buffered bodies and large responses,
+//!   `503` beyond it; a panicking service costs one `500`.
+//! - Graceful shutdown on SIGTERM and SIGINT: every request already sent is answered,
+//!   with `Connection: close`, and idle connections are closed.
 //!
 //! This crate knows nothing of routing or HTML; the `kiln` framework builds on it.
 //!
