@@ -195,6 +195,10 @@ fn bad_comments_come_back_with_the_message(site: &Site) {
         Some("author=Ann&body=hi"),
     );
     assert_site_page(&res, 415);
+    // A form over the app's body limit (256 KiB) is refused with 413, in the form.
+    let huge = "x".repeat(300 * 1024);
+    let res = v.post("/pages/welcome/comments", &[("csrf_token", &token), ("author", "Ann"), ("body", &huge)]);
+    assert_site_page(&res, 413);
     assert!(!v.get("/pages/welcome").text().contains("<h2>Comments (1)</h2>"), "nothing was stored");
 }
 

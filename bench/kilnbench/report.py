@@ -43,6 +43,9 @@ class Cell:
     rss_peak_kb: float | None
     cpu_s: float | None
     requests: float | None
+    cpu_us_per_req: float | None = None
+    """Server CPU time (utime + stime of its process tree) per request completed, µs: the verdict
+    when one wrk thread caps req/s (BENCHMARKS.md)."""
 
 
 def _num(value: str) -> float | None:
@@ -88,8 +91,14 @@ def cells(rows: list[dict]) -> dict[str, dict[str, Cell]]:
             rss_peak_kb=max(peaks) if peaks else None,
             cpu_s=_median([_num(r["cpu_s"]) for r in group]),
             requests=_median([_num(r["requests"]) for r in group]),
+            cpu_us_per_req=_median([_per_request_us(r) for r in group]),
         )
     return table
+
+
+def _per_request_us(row: dict) -> float | None:
+    cpu, requests = _num(row["cpu_s"]), _num(row["requests"])
+    return cpu * 1e6 / requests if cpu is not None and requests else None
 
 
 def _workload_order(table: dict[str, dict[str, Cell]]) -> list[str]:
@@ -123,8 +132,9 @@ def _workload_table(workload: str, by_server: dict[str, Cell]) -> list[str]:
     kiln = by_server.get(BASELINE)
     floor = by_server.get(REFERENCE)
     lines = [
-        "| server | req/s | vs kiln | of floor | p50 ms | p99 ms | max ms | errors | RSS idle MiB | RSS peak MiB | CPU s |",
-        "|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|",
+        "| server | req/s | vs kiln | of floor | p50 ms | p99 ms | max ms | errors | RSS idle MiB | RSS peak MiB | CPU s "
+        "| CPU µs/req | CPU/req vs kiln |",
+        "|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|",
     ]
     for name in _server_order(by_server):
         c = by_server[name]
@@ -132,7 +142,8 @@ def _workload_table(workload: str, by_server: dict[str, Cell]) -> list[str]:
         lines.append(
             f"| {label} | {_f(c.rps)} | {_ratio(c.rps, kiln.rps if kiln else None)} | "
             f"{_percent(c.rps, floor.rps if floor else None)} | {_f(c.p50, '{:.2f}')} | {_f(c.p99, '{:.2f}')} | "
-            f"{_f(c.max, '{:.1f}')} | {c.errors} | {_mib(c.rss_idle_kb)} | {_mib(c.rss_peak_kb)} | {_f(c.cpu_s, '{:.1f}')} |"
+            f"{_f(c.max, '{:.1f}')} | {c.errors} | {_mib(c.rss_idle_kb)} | {_mib(c.rss_peak_kb)} | {_f(c.cpu_s, '{:.1f}')} | "
+            f"{_f(c.cpu_us_per_req, '{:.1f}')} | {_ratio(c.cpu_us_per_req, kiln.cpu_us_per_req if kiln else None)} |"
         )
     return lines
 

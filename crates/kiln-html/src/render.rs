@@ -164,7 +164,7 @@ fn push_small(n: u32, buf: &mut String) {
     } else if n < 100 {
         buf.push_str(pair(n));
     } else if n < 1000 {
-        buf.push_str(&pair(n / 10)[1..]);
+        buf.push_str(&pair(n / 100)[1..]);
         buf.push_str(pair(n));
     } else {
         buf.push_str(pair(n / 100));
@@ -227,6 +227,16 @@ mod tests {
             let mut buf = String::new();
             text.render_to(&mut buf);
             assert_eq!(buf, escaped, "{text:?}");
+        }
+    }
+
+    #[test]
+    fn three_digit_numbers_render_their_hundreds() {
+        // Regression: `push_small` took the tens for the hundreds (200 as "000").
+        for n in (0u32..=10_000).chain([65_535, 1_000_000]) {
+            let mut buf = String::new();
+            n.render_to(&mut buf);
+            assert_eq!(buf, n.to_string());
         }
     }
 

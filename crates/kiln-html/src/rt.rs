@@ -27,8 +27,9 @@ impl SizeHint {
         SizeHint(AtomicUsize::new(0))
     }
 
-    /// The capacity to start with: the last size seen (plus an eighth), at least the
-    /// static markup's size.
+    /// The capacity to start with: the last size seen, at least the static markup's
+    /// size. (Not more: a margin can push a large page past the allocator's `mmap`
+    /// threshold, which costs more than the rare second growth it saves.)
     #[inline]
     pub fn get(&self, static_len: usize) -> usize {
         self.0.load(Ordering::Relaxed).max(static_len)
@@ -37,7 +38,7 @@ impl SizeHint {
     /// Records the size of a rendering.
     #[inline]
     pub fn record(&self, len: usize) {
-        let hint = (len + len / 8).min(MAX_HINT);
+        let hint = len.min(MAX_HINT);
         if self.0.load(Ordering::Relaxed) != hint {
             self.0.store(hint, Ordering::Relaxed);
         }

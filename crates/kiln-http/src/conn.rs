@@ -23,7 +23,7 @@ use crate::parse::{self, Framing, Parsed, Rejection};
 use crate::request::Request;
 use crate::response::Body;
 use crate::service::Service;
-use crate::worker::{ConnBufs, INITIAL_BUFFER, KEEP_BUFFER, Worker, shrink};
+use crate::worker::{Bufs, ConnBufs, INITIAL_BUFFER, KEEP_BUFFER, Worker, shrink};
 
 /// Responses buffered beyond this are written before the next pipelined request is
 /// answered, so a client that pipelines many large responses cannot make us buffer
@@ -81,7 +81,7 @@ pub(crate) async fn serve<S: Service>(
 ) {
     let idle_deadline = worker.coarse_now() + worker.limits.idle_timeout;
     let idle_timer = Box::pin(tokio::time::sleep_until(idle_deadline));
-    let bufs = ConnBufs::default();
+    let bufs = Bufs::default();
     let mut conn = Conn { stream, peer, worker, bufs, start: 0, served: 0, idle_timer, slot, held: 0, lowat: false };
     let finished = conn.run(&*service).await.is_ok();
     conn.worker.unhold(&mut conn.held);
@@ -100,7 +100,7 @@ struct Conn {
     stream: TcpStream,
     peer: SocketAddr,
     worker: Rc<Worker>,
-    bufs: ConnBufs,
+    bufs: Bufs,
     /// Where the request being read begins in `bufs.read`.
     start: usize,
     served: u64,
@@ -126,9 +126,13 @@ impl Conn {
     async fn run<S: Service>(&mut self, service: &S) -> Flow {
         let mut in_a_row = 0;
         loop {
-            if self.start == self.bufs.read.len() {
+            // A connection holds buffers only between a request's first bytes and the
+            // end of the batch it belongs to.
+            if !self.bufs.is_allocated() || self.start == self.bufs.read.len() {
                 self.flush().await?;
-                self.bufs.read.clear();
+                if self.bufs.is_allocated() {
+                    self.bufs.read.clear();
+                }
                 self.start = 0;
                 if !self.wait_idle().await? {
                     return Ok(());
@@ -270,10 +274,11 @@ impl Conn {
         // client cannot make parsing cost quadratic time.
         let mut scanned = 0;
         loop {
-            let buf = &self.bufs.read[self.start..];
+            let bufs = &mut *self.bufs;
+            let buf = &bufs.read[self.start..];
             let line_ended = buf[scanned.min(buf.len())..].contains(&b'\n');
             if line_ended || scanned == 0 {
-                match parse::parse_head(buf, &self.worker.limits, &mut self.bufs.head) {
+                match parse::parse_head(buf, &self.worker.limits, &mut bufs.head) {
                     Ok(Some(parsed)) => return Ok(Ok(parsed)),
                     Ok(None) => {}
                     Err(rejection) => return Ok(Err(rejection)),
@@ -349,7 +354,8 @@ impl Conn {
                 self.bufs.chunked_body.clear();
                 loop {
                     let at = self.start + parsed.len;
-                    let used = match decoder.decode(&self.bufs.read[at..], &mut self.bufs.chunked_body, max_body) {
+                    let bufs = &mut *self.bufs;
+                    let used = match decoder.decode(&bufs.read[at..], &mut bufs.chunked_body, max_body) {
                         Ok(used) => used,
                         Err(rejection) => return Ok(Err(rejection)),
                     };
@@ -381,7 +387,7 @@ impl Conn {
     /// Calls the service for the request at `start`; the response is left in
     /// `bufs.res`. Returns whether the connection may stay open.
     async fn answer<S: Service>(&mut self, service: &S, parsed: &Parsed, body_len: usize) -> bool {
-        let ConnBufs { read, chunked_body, head, res, .. } = &mut self.bufs;
+        let ConnBufs { read, chunked_body, head, res, .. } = &mut *self.bufs;
         let buf = &read[self.start..];
         let body = match parsed.framing {
             Framing::Chunked => &chunked_body[..],
@@ -429,19 +435,20 @@ impl Conn {
         let delimit = encode::delimit(&self.bufs.res, version);
         let keep_alive = keep_alive && delimit != Delimit::Close;
         let date = self.worker.date();
-        encode::encode_head(&mut self.bufs.write, &self.bufs.res, &date, delimit, keep_alive, version);
+        let bufs = &mut *self.bufs;
+        encode::encode_head(&mut bufs.write, &bufs.res, &date, delimit, keep_alive, version);
         if parsed.is_head || delimit == Delimit::None {
-            self.bufs.res.body = Body::Buffer;
+            bufs.res.body = Body::Buffer;
             return Ok(keep_alive);
         }
-        if let Some(bytes) = self.bufs.res.body_bytes() {
+        if let Some(bytes) = bufs.res.body_bytes() {
             if bytes.len() < COPY_BODY_MAX {
-                self.bufs.write.extend_from_slice(bytes);
+                bufs.write.extend_from_slice(bytes);
                 return Ok(keep_alive);
             }
             expect_slow_writes(&self.stream, &mut self.lowat);
-            let result = write_two(&mut self.stream, &self.bufs.write, bytes, self.worker.limits.body_timeout).await;
-            self.bufs.write.clear();
+            let result = write_two(&mut self.stream, &bufs.write, bytes, self.worker.limits.body_timeout).await;
+            bufs.write.clear();
             return result.map(|()| keep_alive);
         }
         match mem::replace(&mut self.bufs.res.body, Body::Buffer) {
@@ -500,10 +507,11 @@ impl Conn {
         encode::error_response(&mut self.bufs.res, rejection.status, rejection.reason);
         let delimit = encode::delimit(&self.bufs.res, version);
         let date = self.worker.date();
-        encode::encode_head(&mut self.bufs.write, &self.bufs.res, &date, delimit, false, version);
+        let bufs = &mut *self.bufs;
+        encode::encode_head(&mut bufs.write, &bufs.res, &date, delimit, false, version);
         // RFC 9110 §9.3.2: the answer to `HEAD` has no body, refused or not.
-        if !self.bufs.read[self.start..].starts_with(b"HEAD ") {
-            self.bufs.write.extend_from_slice(&self.bufs.res.buffer);
+        if !bufs.read[self.start..].starts_with(b"HEAD ") {
+            bufs.write.extend_from_slice(&bufs.res.buffer);
         }
         self.flush().await?;
         // Nothing more is read or answered: the buffers and the budget go back now,
@@ -536,7 +544,7 @@ impl Conn {
 
     /// Writes the write buffer out; the body timeout bounds each wait for progress.
     async fn flush(&mut self) -> Flow {
-        if self.bufs.write.is_empty() {
+        if !self.bufs.is_allocated() || self.bufs.write.is_empty() {
             return Ok(());
         }
         // Most flushes fit the socket buffer: try once before arming a timeout.

@@ -16,7 +16,8 @@ const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 
 // kiln's site's two statements (app/src/site/model.rs, docs/wiki-page.md), word for word.
 const SELECT_PAGE: &str = "SELECT id, slug, title, body, created, updated FROM page WHERE slug = ?1";
-const SELECT_COMMENTS: &str = "SELECT c.id, c.author, c.body, c.created FROM comment c JOIN page p ON p.id = c.page_id \
+const SELECT_COMMENTS: &str =
+    "SELECT c.id, c.author, c.body, c.created FROM comment c JOIN page p ON p.id = c.page_id \
      WHERE p.slug = ?1 ORDER BY c.id";
 
 pub type Error = tokio_rusqlite::Error;
@@ -53,13 +54,13 @@ impl Db {
             .call(move |conn| {
                 let mut select = conn.prepare_cached(SELECT_PAGE)?;
                 let found = select
-                    .query_row([&slug], |r| Ok(Page { slug: r.get(1)?, title: r.get(2)?, body: r.get(3)?, updated: r.get(5)? }))
+                    .query_row([&slug], |r| {
+                        Ok(Page { slug: r.get(1)?, title: r.get(2)?, body: r.get(3)?, updated: r.get(5)? })
+                    })
                     .optional()?;
                 let Some(page) = found else { return Ok(None) };
                 let mut select = conn.prepare_cached(SELECT_COMMENTS)?;
-                let comments = select
-                    .query_map([&slug], comment_from)?
-                    .collect::<rusqlite::Result<_>>()?;
+                let comments = select.query_map([&slug], comment_from)?.collect::<rusqlite::Result<_>>()?;
                 Ok(Some((page, comments)))
             })
             .await

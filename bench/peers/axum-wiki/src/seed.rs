@@ -50,7 +50,10 @@ const COMMENTS: [(&str, &str); 20] = [
     ("Grace", "The table of costs is useful. Is the SQLite figure with a warm page cache?"),
     ("Linus", "Typed routes are the feature I did not know I wanted."),
     ("Barbara", "A link that cannot break is worth more than a fast one."),
-    ("Edsger", "Testing shows the presence, not the absence of bugs; compile errors show their absence, for a class of them."),
+    (
+        "Edsger",
+        "Testing shows the presence, not the absence of bugs; compile errors show their absence, for a class of them.",
+    ),
     ("Margaret", "I like that the raw HTML in Markdown becomes text. Fewer surprises."),
     ("Dennis", "One executable, as it should be."),
     ("Ken", "What does the access log cost when it is on?"),
