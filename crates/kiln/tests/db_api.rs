@@ -486,15 +486,30 @@ fn sqlite_calls_past_the_queue_bound_get_503_at_once() {
             })
         };
         tokio::task::yield_now().await;
+        // Each write counts itself as its first poll queues it.
+        let queued = Rc::new(std::cell::Cell::new(0));
         let writes: Vec<_> = (0..WRITES)
             .map(|i| {
-                let db = Rc::clone(&db);
+                let (db, queued) = (Rc::clone(&db), Rc::clone(&queued));
                 tokio::task::spawn_local(async move {
-                    db.execute("INSERT INTO users (user_name) VALUES ($1)", &[&format!("q{i}")]).await
+                    let name = format!("q{i}");
+                    let params: [&dyn kiln::db::ToParam; 1] = [&name];
+                    let mut write = std::pin::pin!(db.execute("INSERT INTO users (user_name) VALUES ($1)", &params));
+                    // The first poll queues the call (or refuses it).
+                    let first = std::future::poll_fn(|cx| std::task::Poll::Ready(write.as_mut().poll(cx))).await;
+                    queued.set(queued.get() + 1);
+                    match first {
+                        std::task::Poll::Ready(done) => done,
+                        std::task::Poll::Pending => write.await,
+                    }
                 })
             })
             .collect();
-        for _ in 0..10 {
+        while queued.get() < WRITES {
+            tokio::task::yield_now().await;
+        }
+        // And the last batch leaves at the end of a turn.
+        for _ in 0..3 {
             tokio::task::yield_now().await;
         }
         release.send(()).expect("release the writer");
