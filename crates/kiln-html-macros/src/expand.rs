@@ -56,7 +56,8 @@ impl Expander {
                 Some(f) => {
                     let (rt, buf) = (&self.rt, &self.buf);
                     let f = format_ident!("{}", f, span = *span);
-                    out.push_code(quote_spanned!(*span=> #rt::#f(&(#expr), #buf);));
+                    let parent = format_ident!("{}", ctx.parent.unwrap_or("fragment"), span = *span);
+                    out.push_code(quote_spanned!(*span=> #rt::#f::<#rt::el::#parent, _>(&(#expr), #buf);));
                 }
                 None => {
                     let parent = ctx.parent.unwrap_or("html");

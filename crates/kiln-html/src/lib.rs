@@ -44,6 +44,7 @@
 //! ```
 
 mod attr;
+pub mod el;
 mod fragment;
 mod raw;
 mod render;

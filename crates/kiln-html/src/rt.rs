@@ -4,6 +4,7 @@ pub use crate::attr::{
     AttrValue, AutocompleteForm, ButtonType, CrossOrigin, Decoding, Dir, FormEnctype, FormMethod, InputType, Keyword,
     ListStyle, Loading, Number, Scope, TrueFalse, Wrap, YesNo,
 };
+pub use crate::el;
 pub use crate::fragment::{
     Document, Flow, Fragment, Interactive, ListItem, Metadata, Phrasing, SelectOption, TableCell, TableRow,
 };
@@ -48,7 +49,7 @@ impl SizeHint {
 macro_rules! splices {
     ($($f:ident: $slot:ident,)*) => {$(
         #[inline(always)]
-        pub fn $f<T: $slot + ?Sized>(value: &T, buf: &mut String) {
+        pub fn $f<P, T: $slot<P> + ?Sized>(value: &T, buf: &mut String) {
             value.render_to(buf);
         }
     )*};
