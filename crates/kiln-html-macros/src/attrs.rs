@@ -100,11 +100,11 @@ impl Expander {
             }
             (AttrValue::Expr(expr), value) => {
                 out.push_static(&open);
-                out.push_code(value_code(&rt, &buf, value, expr, quote!(&(#expr))));
+                out.push_code(value_code(&rt, &buf, value, expr, quote_spanned!(expr.span()=> &(#expr))));
                 out.push_static("\"");
             }
             (AttrValue::Optional(expr), value) => {
-                let v = format_ident!("__kiln_value", span = proc_macro2::Span::mixed_site());
+                let v = format_ident!("__kiln_value", span = proc_macro2::Span::mixed_site().located_at(expr.span()));
                 let write = value_code(&rt, &buf, value, expr, quote!(#v));
                 let close = '"';
                 out.push_code(quote_spanned!(expr.span()=> if let ::core::option::Option::Some(#v) = &(#expr) {
