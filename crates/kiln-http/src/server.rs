@@ -309,3 +309,23 @@ fn bind(addr: SocketAddr) -> io::Result<std::net::TcpListener> {
     socket.listen(LISTEN_BACKLOG)?;
     Ok(socket.into())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::service_fn;
+
+    #[test]
+    fn listen_takes_a_string_and_an_address_that_resolves_to_nothing_is_a_bind_error() {
+        let nothing = |_: crate::Request<'_>, _: &mut crate::Response| {};
+        let server = Server::new().workers(1).listen("127.0.0.1:0").serve(move |_| service_fn(nothing)).unwrap();
+        assert!(server.local_addr().ip().is_loopback());
+        server.shutdown();
+        server.wait().unwrap();
+        let none: &[SocketAddr] = &[];
+        for bad in [Server::new().listen(none), Server::new().listen("127.0.0.1:99999")] {
+            let err = bad.serve(move |_| service_fn(nothing)).unwrap_err();
+            assert!(err.is_bind(), "{err}");
+        }
+    }
+}
