@@ -23,6 +23,8 @@
 //!   `rusqlite::Connection`; `Db::postgres` hands out a `tokio-postgres` client. The
 //!   drivers are re-exported, so an app never pins their versions.
 //!
+//! The [`guide`] says how each backend behaves: commits, retries, queues, limits.
+//!
 //! ```no_run
 //! use kiln_db::{Database, Db, Error, FromRow, Migration, Options, Row};
 //!
@@ -45,6 +47,11 @@
 //! # let _ = (database, rename);
 //! # Ok::<(), Error>(())
 //! ```
+
+/// The guide: opening, statements, transactions, errors, and how each backend
+/// behaves (`docs/database.md`).
+#[doc = include_str!("../../../docs/database.md")]
+pub mod guide {}
 
 mod backend;
 mod call;

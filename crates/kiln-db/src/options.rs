@@ -4,12 +4,12 @@ use std::time::Duration;
 
 use crate::migrate::Migration;
 
-/// Longest a database call may take before it fails with [`Error::Timeout`].
+/// Longest a database call may take before it fails with [`Error::Timeout`](crate::Error::Timeout).
 pub const QUERY_TIMEOUT: Duration = Duration::from_secs(5);
 /// Longest a PostgreSQL connection attempt may take.
 pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(2);
 
-/// Settings for [`Database::open`]; [`Default`] gives the documented defaults.
+/// Settings for [`Database::open`](crate::Database::open); [`Default`] gives the documented defaults.
 #[derive(Debug, Clone)]
 pub struct Options {
     /// SQLite: reader threads, each with its own connection, beside the one writer
@@ -20,14 +20,14 @@ pub struct Options {
     /// PostgreSQL: connections each worker may open for transactions, one
     /// transaction on each at a time (default 4, opened on first use).
     pub pg_transaction_connections: usize,
-    /// Longest a call may take before it fails with [`Error::Timeout`].
+    /// Longest a call may take before it fails with [`Error::Timeout`](crate::Error::Timeout).
     pub query_timeout: Duration,
     /// Longest a PostgreSQL connection attempt may take.
     pub connect_timeout: Duration,
     /// PostgreSQL's `statement_timeout`: the server cancels a statement running
     /// longer (default: none, the server's own setting).
     pub statement_timeout: Option<Duration>,
-    /// The app's schema, applied in order at start-up (see [`migrations!`](crate::Migration)).
+    /// The app's schema, applied in order at start-up (see [`Migration`](crate::Migration)).
     pub migrations: &'static [Migration],
 }
 
@@ -53,7 +53,7 @@ impl Options {
     }
 }
 
-/// Which database a [`Database`] talks to.
+/// Which database a [`Database`](crate::Database) talks to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum Backend {

@@ -16,8 +16,8 @@ enum Held {
     Postgres(crate::postgres::Tx),
 }
 
-/// The handle [`Db::transaction`] gives its closure; it has the query methods of
-/// [`Db`]. Dropped without a commit (the closure returned `Err`, panicked, or its
+/// The handle [`Db::transaction`](crate::Db::transaction) gives its closure; it has the query methods of
+/// [`Db`](crate::Db). Dropped without a commit (the closure returned `Err`, panicked, or its
 /// request was cancelled), it rolls back.
 pub struct Transaction {
     held: Held,

@@ -528,3 +528,48 @@ fn sqlite_calls_past_the_queue_bound_get_503_at_once() {
         assert_eq!(written + refused, WRITES);
     });
 }
+
+#[cfg(feature = "postgres")]
+#[test]
+fn postgres_statement_timeout_is_a_timeout_and_the_native_client_works() {
+    let Some(f) = Fixture::postgres("statement_timeout") else { return };
+    let options = Options { statement_timeout: Some(std::time::Duration::from_millis(100)), ..Options::default() };
+    let database = Database::open(&f.url, options.migrations(f.migrations)).expect("open");
+    on_worker(async {
+        let db = database.worker();
+        let e = db.query_one::<(String,)>("SELECT pg_sleep(2)::text", &[]).await.unwrap_err();
+        assert_eq!(e, Error::Timeout);
+        assert_eq!(kiln::db::status(&e), 503);
+        // The connection goes on.
+        let (one,): (i32,) = db.query_one("SELECT 1", &[]).await.unwrap();
+        assert_eq!(one, 1);
+        // The native client: what the common API does not cover, on the same database.
+        let client = db.postgres().await.expect("the native client");
+        client
+            .batch_execute(
+                "INSERT INTO users (user_name) VALUES ('native'); INSERT INTO users (user_name) VALUES ('client')",
+            )
+            .await
+            .expect("a simple-protocol batch");
+        assert_eq!(count_users(&db).await, 2);
+    });
+}
+
+#[test]
+fn sqlite_native_connection_runs_on_the_writer() {
+    let f = Fixture::sqlite("native");
+    let database = f.open();
+    on_worker(async {
+        let db = database.worker();
+        let mode: String = db.sqlite(|conn| conn.query_row("PRAGMA journal_mode", [], |r| r.get(0))).await.unwrap();
+        assert_eq!(mode, "wal");
+        db.sqlite(|conn| {
+            conn.execute_batch(
+                "INSERT INTO users (user_name) VALUES ('a'); INSERT INTO users (user_name) VALUES ('b');",
+            )
+        })
+        .await
+        .unwrap();
+        assert_eq!(count_users(&db).await, 2);
+    });
+}

@@ -6,7 +6,8 @@
 //! process is pinned to one core, as in the benchmarks, every wake-up is a context
 //! switch. Queued while the worker runs and sent once it has handled what this turn
 //! brought, twenty calls cost one wake-up each way instead of twenty. The answers of
-//! a batch are handed back together, after its last call has run.
+//! a batch are handed back together, after its last call has run. A reader's batch
+//! runs in one read transaction, as PostgreSQL's queries of a turn share one `Sync`.
 
 use std::cell::{Cell, RefCell};
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -58,6 +59,8 @@ const MAX_BATCH: usize = 256;
 /// The calls of this turn for one database thread.
 struct Outbox {
     to: Thread,
+    /// A reader's: its calls only read, so a batch of them shares one read transaction.
+    reads: bool,
     work: RefCell<Vec<Work>>,
     /// A flush is scheduled for the end of this turn.
     scheduled: Cell<bool>,
@@ -67,13 +70,10 @@ struct Outbox {
 pub(crate) struct Outboxes(Rc<[Outbox]>);
 
 impl Outboxes {
-    pub(crate) fn new(threads: impl IntoIterator<Item = Thread>) -> Self {
-        Outboxes(
-            threads
-                .into_iter()
-                .map(|to| Outbox { to, work: RefCell::new(Vec::new()), scheduled: Cell::new(false) })
-                .collect(),
-        )
+    /// Outboxes for the writer, then for each reader.
+    pub(crate) fn new(writer: Thread, readers: impl IntoIterator<Item = Thread>) -> Self {
+        let outbox = |to, reads| Outbox { to, reads, work: RefCell::new(Vec::new()), scheduled: Cell::new(false) };
+        Outboxes(std::iter::once(outbox(writer, false)).chain(readers.into_iter().map(|r| outbox(r, true))).collect())
     }
 
     /// Whether calls for thread `thread` are gathering for the end of this turn.
@@ -118,6 +118,7 @@ fn flush(outbox: &Outbox) {
         return;
     }
     let calls = work.len();
+    let shared_read = outbox.reads && calls > 1;
     if let Err(refused) = outbox.to.reserve(calls) {
         work.into_iter().for_each(|w| w.refuse(refused.clone()));
         return;
@@ -126,12 +127,23 @@ fn flush(outbox: &Outbox) {
     let _ = outbox.to.send_reserved(
         calls,
         Box::new(move |conn| {
+            // One read transaction for the batch: SQLite takes and drops its file lock
+            // once, not once per statement. (If it cannot begin, each reads on its own.)
+            let began = shared_read && run(conn, "BEGIN");
             let deliveries: Vec<Delivery> = work
                 .into_iter()
                 // A panicking call drops its own answer channel; the others go on.
                 .filter_map(|w| catch_unwind(AssertUnwindSafe(|| w.run(conn))).ok())
                 .collect();
+            if began {
+                run(conn, "COMMIT");
+            }
             deliveries.into_iter().for_each(|deliver| deliver());
         }),
     );
+}
+
+/// Runs a statement without parameters or rows, prepared once; says whether it ran.
+fn run(conn: &Connection, sql: &str) -> bool {
+    conn.prepare_cached(sql).and_then(|mut s| s.execute([])).is_ok()
 }

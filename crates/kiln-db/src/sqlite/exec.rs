@@ -1,6 +1,8 @@
 //! Running one statement on a connection: binding `$n` parameters, decoding rows
 //! and naming SQLite's errors. Runs on the database threads.
 
+use std::cell::Cell;
+
 use rusqlite::types::{ToSqlOutput, ValueRef};
 use rusqlite::{Connection, ErrorCode, Statement};
 
@@ -79,19 +81,53 @@ fn bind(stmt: &mut Statement<'_>, params: &[Param]) -> Result<(), Error> {
     Ok(())
 }
 
-struct SqliteRow<'r, 's>(&'r rusqlite::Row<'s>);
+/// Column positions found by name, remembered for the rest of a result: `FromRow`
+/// asks for the same names, by the same `&'static str`, on every row, and SQLite
+/// finds a name by comparing it with each column's, through its C API.
+#[derive(Default)]
+struct Columns {
+    /// (name's address, its length, the column's position); the address is only compared.
+    found: Cell<[(usize, usize, usize); COLUMNS_REMEMBERED]>,
+    len: Cell<usize>,
+}
+
+/// How many column positions a result remembers.
+const COLUMNS_REMEMBERED: usize = 16;
+
+impl Columns {
+    fn index_of(&self, row: &rusqlite::Row<'_>, name: &str) -> Option<usize> {
+        let key = (name.as_ptr() as usize, name.len());
+        let mut found = self.found.get();
+        let len = self.len.get();
+        if let Some(&(_, _, index)) = found[..len].iter().find(|(at, n, _)| (*at, *n) == key) {
+            return Some(index);
+        }
+        let index = row.as_ref().column_index(name).ok()?;
+        if len < COLUMNS_REMEMBERED {
+            found[len] = (key.0, key.1, index);
+            self.found.set(found);
+            self.len.set(len + 1);
+        }
+        Some(index)
+    }
+}
+
+struct SqliteRow<'r, 's> {
+    row: &'r rusqlite::Row<'s>,
+    columns: &'r Columns,
+}
 
 impl RowSource for SqliteRow<'_, '_> {
     fn index_of(&self, name: &str) -> Option<usize> {
-        self.0.as_ref().column_index(name).ok()
+        self.columns.index_of(self.row, name)
     }
 
     fn len(&self) -> usize {
-        self.0.as_ref().column_count()
+        self.row.as_ref().column_count()
     }
 
     fn value(&self, index: usize) -> Result<Value<'_>, String> {
-        Ok(match self.0.get_ref(index).map_err(|e| e.to_string())? {
+        Ok(match self.row.get_ref(index).map_err(|e| e.to_string())? {
             ValueRef::Null => Value::Null,
             ValueRef::Integer(v) => Value::Int(v),
             ValueRef::Real(v) => Value::Float(v),
@@ -103,7 +139,7 @@ impl RowSource for SqliteRow<'_, '_> {
     }
 
     fn names(&self) -> Vec<String> {
-        self.0.as_ref().column_names().into_iter().map(str::to_owned).collect()
+        self.row.as_ref().column_names().into_iter().map(str::to_owned).collect()
     }
 }
 
@@ -126,8 +162,9 @@ pub(crate) fn query<T: FromRow>(
     bind(&mut stmt, params)?;
     let mut rows = stmt.raw_query();
     let mut out = Vec::new();
+    let columns = Columns::default();
     while let Some(row) = rows.next().map_err(error)? {
-        out.push(T::from_row(&Row::new(&SqliteRow(row)))?);
+        out.push(T::from_row(&Row::new(&SqliteRow { row, columns: &columns }))?);
         if fetch == Fetch::First {
             break;
         }
@@ -143,7 +180,7 @@ pub(crate) fn write(conn: &Connection, sql: &str, params: &[Param], write: Write
         // `INSERT ... RETURNING col`: the id is the first column of the first row.
         let mut rows = stmt.raw_query();
         let row = rows.next().map_err(error)?.ok_or(Error::NotFound)?;
-        return Row::new(&SqliteRow(row)).get_at(0);
+        return Row::new(&SqliteRow { row, columns: &Columns::default() }).get_at(0);
     }
     let changed = stmt.raw_execute().map_err(error)?;
     Ok(match write {

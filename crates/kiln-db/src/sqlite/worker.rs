@@ -41,8 +41,8 @@ const WRITER: usize = 0;
 
 impl Worker {
     pub(crate) fn new(pool: Pool) -> Self {
-        let threads = std::iter::once(pool.writer.clone()).chain(pool.readers.iter().cloned());
-        Worker { outboxes: Outboxes::new(threads), pool, next: Cell::new(0), writes: RefCell::new(HashSet::new()) }
+        let outboxes = Outboxes::new(pool.writer.clone(), pool.readers.iter().cloned());
+        Worker { outboxes, pool, next: Cell::new(0), writes: RefCell::new(HashSet::new()) }
     }
 
     /// A reader's outbox: the one this turn's reads are gathering in, or else the
