@@ -103,7 +103,7 @@ fn check_endpoints(server: &Server, database: &str) {
     let expected: Vec<(i32, String)> = expected.into_iter().map(|(id, m)| (id, escape(m))).collect();
     let rows: Vec<(i32, String)> = rows.into_iter().map(|(id, m)| (id, m.replace("&#39;", "'"))).collect();
     assert_eq!(rows, expected, "13 fortunes, sorted by message, escaped");
-    assert!(html.starts_with("<!DOCTYPE html><html><head><title>Fortunes</title></head><body><table>"));
+    assert!(html.starts_with("<!DOCTYPE html><html lang=\"en\"><head><title>Fortunes</title></head><body><table>"));
 
     for (query, n) in COUNTS {
         let target = if query.is_empty() { "/updates".to_owned() } else { format!("/updates?queries{query}") };

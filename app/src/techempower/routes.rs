@@ -6,8 +6,8 @@ use std::fmt;
 use std::str::FromStr;
 
 use kiln::db::Error;
-use kiln::maud::Render;
-use kiln::{App, Int, Json, Rendered, Route, State, Text};
+use kiln::markup::{Document, Fragment};
+use kiln::{App, Json, Route, State, html};
 
 use super::model::{ADDED_FORTUNE, Fortune, MAX_ROWS, World};
 use super::queries::Bench;
@@ -115,11 +115,11 @@ async fn cached_queries(route: CachedQueries, w: State<Worker>) -> Result<Json<V
     w.bench.cached_worlds(&w.db, Count::get(route.count)).await.map(Json)
 }
 
-async fn fortunes(_: Fortunes, w: State<Worker>) -> Result<Rendered<FortunesPage>, Error> {
+async fn fortunes(_: Fortunes, w: State<Worker>) -> Result<Fragment<Document>, Error> {
     let mut fortunes = Bench::fortunes(&w.db).await?;
     fortunes.push(Fortune { id: 0, message: ADDED_FORTUNE.to_owned() });
     fortunes.sort_unstable_by(|a, b| a.message.cmp(&b.message));
-    Ok(Rendered(FortunesPage(fortunes)))
+    Ok(fortunes_page(&fortunes))
 }
 
 async fn mix_async(route: MixAsync, w: State<Worker>) -> Result<Json<Vec<World>>, Error> {
@@ -133,23 +133,21 @@ async fn mix_blocking(route: MixBlocking, w: State<Worker>) -> Result<Json<Vec<W
     w.bench.mix.run_blocking(w.bench.random_id(), long, w.query_timeout).map(Json)
 }
 
-/// The fortunes page, rendered straight into the response buffer: the fixed markup
-/// as constants, every message escaped ([`Text`]).
-pub(crate) struct FortunesPage(Vec<Fortune>);
-
-impl Render for FortunesPage {
-    fn render_to(&self, buf: &mut String) {
-        buf.push_str(
-            "<!DOCTYPE html><html><head><title>Fortunes</title></head><body><table><tr><th>id</th><th>message</th></tr>",
-        );
-        for fortune in &self.0 {
-            buf.push_str("<tr><td>");
-            Int(fortune.id).render_to(buf);
-            buf.push_str("</td><td>");
-            Text(&fortune.message).render_to(buf);
-            buf.push_str("</td></tr>");
+/// The fortunes page, in checked markup (`kiln::html!`): the fixed markup merged at
+/// compile time, ids through the fast integer path, every message escaped.
+fn fortunes_page(fortunes: &[Fortune]) -> Fragment<Document> {
+    html! {
+        html lang="en" {
+            head { title { "Fortunes" } }
+            body {
+                table {
+                    tr { th { "id" } th { "message" } }
+                    @for fortune in fortunes {
+                        tr { td { (fortune.id) } td { (fortune.message) } }
+                    }
+                }
+            }
         }
-        buf.push_str("</table></body></html>");
     }
 }
 
@@ -168,8 +166,8 @@ mod tests {
 
     #[test]
     fn fortunes_page_escapes_every_message() {
-        let page = FortunesPage(vec![Fortune { id: 11, message: "<script>\"&'</script>".into() }]);
-        let html = page.render().into_string();
+        let page = fortunes_page(&[Fortune { id: 11, message: "<script>\"&'</script>".into() }]);
+        let html = page.into_string();
         assert!(html.contains("<tr><td>11</td><td>&lt;script&gt;&quot;&amp;'&lt;/script&gt;</td></tr>"), "{html}");
     }
 }
