@@ -16,12 +16,6 @@ use kiln::App;
 use kiln::access_log::{AccessLog, LogFormat, LogTarget};
 use kiln_http::Server;
 
-/// mimalloc rather than glibc's allocator: glibc keeps the large buffers of a burst
-/// (200 stalled uploads held their peak RSS after closing), mimalloc returns freed
-/// pages to the system; and it is faster for the many small allocations of a request.
-#[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
 /// Serve the kiln demo site and the benchmark endpoints.
 #[derive(Debug, Parser)]
 #[command(version, about)]
