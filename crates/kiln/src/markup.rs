@@ -42,10 +42,10 @@
 use kiln_http::Response;
 
 pub use kiln_html::{
-    el, escape, Asset, AttrValue, AutocompleteForm, ButtonType, Category, CrossOrigin, Decoding, Dir, Document,
-    ExternalUrl, Flow, FormEnctype, FormMethod, Fragment, InFlow, InHead, InInert, InList, InPhrasing, InRawText,
-    InSelect, InTableRow, InTableRows, InText, InputType, Interactive, Keyword, ListItem, ListStyle, Loading, Metadata,
-    Number, Phrasing, PreEscaped, Render, Reserve, Scope, SelectOption, TableCell, TableRow, TrueFalse, Wrap, YesNo,
+    Asset, AttrValue, AutocompleteForm, ButtonType, Category, CrossOrigin, Decoding, Dir, Document, ExternalUrl, Flow,
+    FormEnctype, FormMethod, Fragment, InFlow, InHead, InInert, InList, InPhrasing, InRawText, InSelect, InTableRow,
+    InTableRows, InText, InputType, Interactive, Keyword, ListItem, ListStyle, Loading, Metadata, Number, Phrasing,
+    PreEscaped, Render, Reserve, Scope, SelectOption, TableCell, TableRow, TrueFalse, Wrap, YesNo, el, escape,
 };
 
 use crate::response::IntoResponse;
