@@ -100,12 +100,12 @@ impl Expander {
             }
             (AttrValue::Expr(expr), value) => {
                 out.push_static(&open);
-                out.push_code(value_code(&rt, &buf, value, expr, quote_spanned!(expr.span()=> &(#expr))));
+                out.push_code(value_code(&rt, &buf, value, expr, Arg::Expr));
                 out.push_static("\"");
             }
             (AttrValue::Optional(expr), value) => {
                 let v = format_ident!("__kiln_value", span = proc_macro2::Span::mixed_site().located_at(expr.span()));
-                let write = value_code(&rt, &buf, value, expr, quote!(#v));
+                let write = value_code(&rt, &buf, value, expr, Arg::Reference(&v));
                 let close = '"';
                 out.push_code(quote_spanned!(expr.span()=> if let ::core::option::Option::Some(#v) = &(#expr) {
                     #buf.push_str(#open);
@@ -167,15 +167,34 @@ impl Expander {
 }
 
 /// The code rendering an attribute value of type `value`, `arg` being a reference to it.
-fn value_code(rt: &TokenStream, buf: &syn::Ident, value: Value, expr: &syn::Expr, arg: TokenStream) -> TokenStream {
+/// How a value reaches the code that writes it.
+enum Arg<'a> {
+    /// The attribute's expression itself.
+    Expr,
+    /// A variable holding a reference to it (an optional attribute's `Some`).
+    Reference(&'a syn::Ident),
+}
+
+fn value_code(rt: &TokenStream, buf: &syn::Ident, value: Value, expr: &syn::Expr, arg: Arg<'_>) -> TokenStream {
     let span = expr.span();
+    // Keywords are `Copy` values; taken by value there is no `*&` for clippy to flag.
+    if let Value::Keyword(ty, _) = value {
+        let ty = format_ident!("{}", ty, span = span);
+        let value = format_ident!("__kiln_keyword", span = proc_macro2::Span::mixed_site().located_at(span));
+        let taken = match arg {
+            Arg::Expr => quote_spanned!(span=> #expr),
+            Arg::Reference(v) => quote_spanned!(span=> *#v),
+        };
+        return quote_spanned!(span=> { let #value = #taken; #rt::keyword::<#rt::#ty>(#value, #buf); });
+    }
+    let arg = match arg {
+        Arg::Expr => quote_spanned!(span=> &(#expr)),
+        Arg::Reference(v) => quote!(#v),
+    };
     match value {
         Value::Text | Value::Bool => quote_spanned!(span=> #rt::attr(#arg, #buf);),
         Value::Url => quote_spanned!(span=> #rt::href(#arg, #buf);),
         Value::Integer => quote_spanned!(span=> #rt::number(#arg, #buf);),
-        Value::Keyword(ty, _) => {
-            let ty = format_ident!("{}", ty, span = span);
-            quote_spanned!(span=> #rt::keyword::<#rt::#ty>(*#arg, #buf);)
-        }
+        Value::Keyword(..) => unreachable!("keywords are written above"),
     }
 }
