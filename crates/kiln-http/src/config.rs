@@ -27,8 +27,10 @@ pub const MAX_REQUESTS_PER_CONNECTION: u64 = 1_000_000;
 pub const MAX_CONNECTIONS_PER_WORKER: usize = 25_000;
 /// Bytes one worker's connections may hold at once in request bodies being read and
 /// in large responses being written; beyond it a request gets `503` with
-/// `Retry-After`. Bounds the memory that stalled uploads and unread responses pin.
-pub const MAX_BUFFERED_BYTES: usize = 64 * 1024 * 1024;
+/// `Retry-After`. Bounds the memory that stalled uploads and unread responses pin;
+/// sized so that 100 connections each writing a page of about 1 MiB fit (at 64 MiB,
+/// `/bigtable` under 100 connections got some 503s).
+pub const MAX_BUFFERED_BYTES: usize = 128 * 1024 * 1024;
 /// Time given to in-flight requests after SIGTERM or SIGINT before the process exits.
 pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
 
