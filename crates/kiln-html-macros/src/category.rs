@@ -2,9 +2,8 @@
 
 use proc_macro2::Span;
 
-use crate::ast::{Else, Node};
-use crate::expand::is_interactive;
-use crate::model::{self, FLOW, PHRASING};
+use crate::ast::{Element, Else, Node};
+use crate::model::{self, FLOW, INTERACTIVE, PHRASING};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Category {
@@ -154,4 +153,17 @@ fn has_interactive(e: &crate::ast::Element) -> bool {
     children(e)
         .into_iter()
         .any(|c| model::element(&c.name).is_some_and(|info| is_interactive(c, info)) || has_interactive(c))
+}
+
+/// Interactive content (§3.2.5.2.7) among the elements kiln-html knows; `<input
+/// type="hidden">` is not.
+pub(crate) fn is_interactive(e: &Element, info: &model::Element) -> bool {
+    if info.kinds & INTERACTIVE == 0 {
+        return false;
+    }
+    let hidden_input = info.name == "input"
+        && e.attrs.iter().any(|a| {
+            a.name == "type" && matches!(&a.value, crate::ast::AttrValue::Literal(lit) if lit.value() == "hidden")
+        });
+    !hidden_input
 }

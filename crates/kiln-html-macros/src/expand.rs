@@ -5,8 +5,8 @@ use proc_macro2::{Ident, Span, TokenStream};
 use quote::{format_ident, quote, quote_spanned};
 
 use crate::ast::{Element, Else, If, Node};
-use crate::category::Category;
-use crate::model::{self, FLOW, INTERACTIVE, METADATA, Model, PHRASING};
+use crate::category::{Category, is_interactive};
+use crate::model::{self, FLOW, METADATA, Model, PHRASING};
 use crate::out::{Out, escape};
 
 /// Where children are being checked.
@@ -192,7 +192,7 @@ impl Expander {
         }
         child.forbidden.extend(model::forbidden_descendants(info.name).iter().map(|name| (*name, info.name)));
         if !misplaced {
-            crate::sequence::check(self, e, child.model, body);
+            crate::sequence::check(&mut self.errors, e, child.model, body);
         }
         self.nodes(body, &child, out);
         out.push_static("</");
@@ -234,19 +234,6 @@ fn accepts(ctx: &Ctx, info: &model::Element) -> Result<(), String> {
         message.push_str(&format!(", and `<{name}>` is flow content"));
     }
     Err(message)
-}
-
-/// Interactive content (§3.2.5.2.7) among the elements kiln-html knows; `<input
-/// type="hidden">` is not.
-pub(crate) fn is_interactive(e: &Element, info: &model::Element) -> bool {
-    if info.kinds & INTERACTIVE == 0 {
-        return false;
-    }
-    let hidden_input = info.name == "input"
-        && e.attrs.iter().any(|a| {
-            a.name == "type" && matches!(&a.value, crate::ast::AttrValue::Literal(lit) if lit.value() == "hidden")
-        });
-    !hidden_input
 }
 
 /// The runtime function that checks and renders a splice where `ctx` is.

@@ -4,8 +4,14 @@
 use proc_macro2::Span;
 
 use crate::ast::{Element, Else, Node};
-use crate::expand::Expander;
 use crate::model::Model;
+
+/// The errors of one `html!` call, which the expander reports together.
+type Errors = Vec<syn::Error>;
+
+fn error(errors: &mut Errors, span: Span, message: impl std::fmt::Display) {
+    errors.push(syn::Error::new(span, message));
+}
 
 /// A child as the order checks see it.
 struct Item<'a> {
@@ -46,7 +52,7 @@ fn flatten<'a>(nodes: &'a [Node], conditional: bool, repeated: bool, items: &mut
 }
 
 /// Checks the order and number of `e`'s children, whose content model is `model`.
-pub(crate) fn check(x: &mut Expander, e: &Element, model: Model, body: &[Node]) {
+pub(crate) fn check(x: &mut Errors, e: &Element, model: Model, body: &[Node]) {
     let mut items = Vec::new();
     flatten(body, false, false, &mut items);
     match model {
@@ -61,43 +67,43 @@ pub(crate) fn check(x: &mut Expander, e: &Element, model: Model, body: &[Node]) 
     }
 }
 
-fn html(x: &mut Expander, e: &Element, items: &[Item<'_>]) {
+fn html(x: &mut Errors, e: &Element, items: &[Item<'_>]) {
     let names: Vec<&str> = items.iter().map(|i| i.name).collect();
     for item in items.iter().filter(|i| i.conditional) {
-        x.error(
+        error(x, 
             item.span,
             format!("`<{}>` must be written directly in `<html>`, not under `@if`, `@for` or `@match`", item.name),
         );
     }
     if names != ["head", "body"] {
         let span = items.iter().zip(["head", "body"]).find(|(i, want)| i.name != *want).map_or(e.span, |(i, _)| i.span);
-        x.error(span, "`<html>` accepts `<head>` then `<body>`, each exactly once");
+        error(x, span, "`<html>` accepts `<head>` then `<body>`, each exactly once");
     }
 }
 
-fn head(x: &mut Expander, e: &Element, items: &[Item<'_>]) {
+fn head(x: &mut Errors, e: &Element, items: &[Item<'_>]) {
     let titles: Vec<&Item<'_>> = items.iter().filter(|i| i.name == "title").collect();
     for title in &titles {
         if title.conditional {
-            x.error(
+            error(x, 
                 title.span,
                 "`<title>` must be written directly in `<head>`, exactly once: not under `@if`, `@for` or `@match`",
             );
         }
     }
     match titles.as_slice() {
-        [] => x.error(e.span, "`<head>` needs exactly one `<title>`"),
+        [] => error(x, e.span, "`<head>` needs exactly one `<title>`"),
         [_] => {}
-        [_, second, ..] => x.error(second.span, "`<head>` takes exactly one `<title>`; this is a second one"),
+        [_, second, ..] => error(x, second.span, "`<head>` takes exactly one `<title>`; this is a second one"),
     }
     let bases: Vec<&Item<'_>> = items.iter().filter(|i| i.name == "base").collect();
     if let Some(base) = bases.get(1).or(bases.iter().find(|b| b.repeated)) {
-        x.error(base.span, "`<head>` takes at most one `<base>`");
+        error(x, base.span, "`<head>` takes at most one `<base>`");
     }
 }
 
 /// `<caption>`?, `<colgroup>`*, `<thead>`?, (`<tbody>`* | `<tr>`+), `<tfoot>`? (§4.9.1).
-fn table(x: &mut Expander, items: &[Item<'_>]) {
+fn table(x: &mut Errors, items: &[Item<'_>]) {
     let phase = |name: &str| match name {
         "caption" => 0,
         "colgroup" => 1,
@@ -110,7 +116,7 @@ fn table(x: &mut Expander, items: &[Item<'_>]) {
     for item in items.iter().filter(|i| i.name != "(text)") {
         let p = phase(item.name);
         if p < reached {
-            x.error(
+            error(x, 
                 item.span,
                 format!(
                     "`<{}>` is out of order: `<table>` accepts `<caption>`, `<colgroup>`, `<thead>`, `<tbody>` or `<tr>`, `<tfoot>`, in that order",
@@ -121,7 +127,7 @@ fn table(x: &mut Expander, items: &[Item<'_>]) {
         reached = reached.max(p);
         if matches!(item.name, "caption" | "thead" | "tfoot") {
             if item.repeated || seen_once.contains(&item.name) {
-                x.error(item.span, format!("`<table>` takes at most one `<{}>`", item.name));
+                error(x, item.span, format!("`<table>` takes at most one `<{}>`", item.name));
             }
             seen_once.push(item.name);
         }
@@ -129,16 +135,16 @@ fn table(x: &mut Expander, items: &[Item<'_>]) {
     let tbody = items.iter().find(|i| i.name == "tbody");
     let tr = items.iter().find(|i| i.name == "tr" || i.name == "(splice)");
     if let (Some(_), Some(tr)) = (tbody, tr) {
-        x.error(tr.span, "`<table>` takes `<tbody>` elements or `<tr>` elements directly, not both");
+        error(x, tr.span, "`<table>` takes `<tbody>` elements or `<tr>` elements directly, not both");
     }
 }
 
 /// Groups of one or more `<dt>` followed by one or more `<dd>` (§4.4.9).
-fn dl(x: &mut Expander, e: &Element, items: &[Item<'_>]) {
+fn dl(x: &mut Errors, e: &Element, items: &[Item<'_>]) {
     let terms: Vec<&Item<'_>> = items.iter().filter(|i| i.name == "dt" || i.name == "dd").collect();
     if let Some(first) = terms.first() {
         if first.name != "dt" {
-            x.error(
+            error(x, 
                 first.span,
                 format!("in `<{}>`, each group starts with `<dt>`: this `<dd>` has no `<dt>` before it", e.name),
             );
@@ -146,7 +152,7 @@ fn dl(x: &mut Expander, e: &Element, items: &[Item<'_>]) {
     }
     if let Some(last) = terms.last() {
         if last.name != "dd" {
-            x.error(
+            error(x, 
                 last.span,
                 format!("in `<{}>`, each group ends with `<dd>`: this `<dt>` has no `<dd>` after it", e.name),
             );
@@ -155,22 +161,22 @@ fn dl(x: &mut Expander, e: &Element, items: &[Item<'_>]) {
 }
 
 /// `<summary>` first in `<details>` (required), `<legend>` first in `<fieldset>` (optional).
-fn first_only(x: &mut Expander, e: &Element, items: &[Item<'_>], first: &str, required: bool) {
+fn first_only(x: &mut Errors, e: &Element, items: &[Item<'_>], first: &str, required: bool) {
     for (i, item) in items.iter().enumerate() {
         if item.name == first && (i != 0 || item.conditional) {
-            x.error(
+            error(x, 
                 item.span,
                 format!("`<{first}>` must be the first child of `<{}>`, written directly in it", e.name),
             );
         }
     }
     if required && items.first().is_none_or(|i| i.name != first) {
-        x.error(e.span, format!("`<{}>` needs a `<{first}>` as its first child", e.name));
+        error(x, e.span, format!("`<{}>` needs a `<{first}>` as its first child", e.name));
     }
 }
 
 /// At most one `<figcaption>`, first or last (§4.4.12).
-fn figure(x: &mut Expander, items: &[Item<'_>]) {
+fn figure(x: &mut Errors, items: &[Item<'_>]) {
     let last = items.len().saturating_sub(1);
     let mut seen = false;
     for (i, item) in items.iter().enumerate() {
@@ -178,9 +184,9 @@ fn figure(x: &mut Expander, items: &[Item<'_>]) {
             continue;
         }
         if seen || item.repeated {
-            x.error(item.span, "`<figure>` takes at most one `<figcaption>`");
+            error(x, item.span, "`<figure>` takes at most one `<figcaption>`");
         } else if i != 0 && i != last {
-            x.error(item.span, "`<figcaption>` must be the first or the last child of `<figure>`");
+            error(x, item.span, "`<figcaption>` must be the first or the last child of `<figure>`");
         }
         seen = true;
     }

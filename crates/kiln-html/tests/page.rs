@@ -8,7 +8,7 @@ use kiln_html::{
 
 const CSS: Asset = Asset::new("/static/site.css");
 
-struct Fortune {
+struct Quote {
     id: i32,
     message: &'static str,
 }
@@ -40,11 +40,11 @@ fn emphasis(text: &str) -> Fragment<Phrasing> {
     html! { em { (text) } }
 }
 
-fn row(f: &Fortune) -> Fragment<TableRow> {
+fn row(f: &Quote) -> Fragment<TableRow> {
     html! { tr { (cells(f)) } }
 }
 
-fn cells(f: &Fortune) -> Fragment<TableCell> {
+fn cells(f: &Quote) -> Fragment<TableCell> {
     html! { td { (f.id) } td { (f.message) } }
 }
 
@@ -56,11 +56,11 @@ fn options(selected: &str) -> Fragment<SelectOption> {
     }
 }
 
-fn page(fortunes: &[Fortune], user: Option<&str>) -> Fragment<kiln_html::Document> {
+fn page(quotes: &[Quote], user: Option<&str>) -> Fragment<kiln_html::Document> {
     html! {
         html lang="en" {
             head {
-                title { "Fortunes & more" }
+                title { "Quotes & more" }
                 (head_extra())
             }
             body {
@@ -70,9 +70,9 @@ fn page(fortunes: &[Fortune], user: Option<&str>) -> Fragment<kiln_html::Documen
                     p { "A " (emphasis("<small>")) " page." }
                     ol start=3 { @for n in 1..=3 { (item(n)) } }
                     table {
-                        caption { "Fortunes" }
+                        caption { "Quotes" }
                         thead { tr { th scope="col" { "id" } th { "message" } } }
-                        tbody { @for f in fortunes { (row(f)) } }
+                        tbody { @for f in quotes { (row(f)) } }
                     }
                     form action=(Asset::new("/search")) method="post" {
                         label for="q" { "Search" }
@@ -83,9 +83,9 @@ fn page(fortunes: &[Fortune], user: Option<&str>) -> Fragment<kiln_html::Documen
                         button type="submit" { "Go" }
                     }
                     dl { dt { "term" } dd { "definition" } }
-                    @match fortunes.len() {
+                    @match quotes.len() {
                         0 => p { "none" }
-                        n => { p { (n) " fortunes" } }
+                        n => { p { (n) " quotes" } }
                     }
                     pre { code { "fn main() {}" } }
                     img src=(CSS) alt="a \"quote\"" width=8 height=8;
@@ -97,24 +97,24 @@ fn page(fortunes: &[Fortune], user: Option<&str>) -> Fragment<kiln_html::Documen
 
 #[test]
 fn a_full_page_renders_exactly() {
-    let fortunes = [Fortune { id: 1, message: "<script>alert(1)</script>" }, Fortune { id: 2, message: "フレーム" }];
+    let quotes = [Quote { id: 1, message: "<script>alert(1)</script>" }, Quote { id: 2, message: "フレーム" }];
     let expected = concat!(
-        "<!DOCTYPE html><html lang=\"en\"><head><title>Fortunes &amp; more</title>",
+        "<!DOCTYPE html><html lang=\"en\"><head><title>Quotes &amp; more</title>",
         "<meta charset=\"utf-8\"><link rel=\"stylesheet\" href=\"/static/site.css\"></head><body>",
         "<nav><ul><li><a href=\"/\">Home</a></li><li><a href=\"https://example.org/about\">About</a></li></ul></nav>",
         "<main id=\"content\"><h1>Hello, ann</h1><p>A <em>&lt;small&gt;</em> page.</p>",
         "<ol start=\"3\"><li class=\"odd\">item 1</li><li>item 2</li><li class=\"odd\">item 3</li></ol>",
-        "<table><caption>Fortunes</caption><thead><tr><th scope=\"col\">id</th><th>message</th></tr></thead>",
+        "<table><caption>Quotes</caption><thead><tr><th scope=\"col\">id</th><th>message</th></tr></thead>",
         "<tbody><tr><td>1</td><td>&lt;script&gt;alert(1)&lt;/script&gt;</td></tr><tr><td>2</td><td>フレーム</td></tr></tbody></table>",
         "<form action=\"/search\" method=\"post\"><label for=\"q\">Search</label>",
         "<input id=\"q\" type=\"search\" name=\"q\" required placeholder=\"words\">",
         "<input type=\"hidden\" name=\"page\" value=\"2\">",
         "<select name=\"lang\"><option value=\"en\">en</option><option value=\"fr\" selected>fr</option></select>",
         "<textarea name=\"note\" rows=\"2\">\na &lt; b</textarea><button type=\"submit\">Go</button></form>",
-        "<dl><dt>term</dt><dd>definition</dd></dl><p>2 fortunes</p><pre>\n<code>fn main() {}</code></pre>",
+        "<dl><dt>term</dt><dd>definition</dd></dl><p>2 quotes</p><pre>\n<code>fn main() {}</code></pre>",
         "<img src=\"/static/site.css\" alt=\"a &quot;quote&quot;\" width=\"8\" height=\"8\"></main></body></html>",
     );
-    assert_eq!(page(&fortunes, Some("ann")).as_str(), expected);
+    assert_eq!(page(&quotes, Some("ann")).as_str(), expected);
 }
 
 #[test]

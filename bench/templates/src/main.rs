@@ -2,8 +2,9 @@
 //! and TechEmpower's fortunes page, rendered to a `String` by kiln-html, maud and
 //! sailfish. Each engine renders the same bytes (checked before timing).
 //!
-//! `cargo bench -p kiln-html --bench templates`; prints the median time per render of
-//! each engine and its ratio to kiln-html.
+//! `cargo run --release --manifest-path bench/templates/Cargo.toml`; prints the median
+//! time per render of each engine and its ratio to kiln-html. A project of its own
+//! under `bench/`, so that nothing of a benchmark sits in `crates/`.
 
 use std::hint::black_box;
 use std::time::{Duration, Instant};
