@@ -70,7 +70,8 @@ pub(crate) fn check(x: &mut Errors, e: &Element, model: Model, body: &[Node]) {
 fn html(x: &mut Errors, e: &Element, items: &[Item<'_>]) {
     let names: Vec<&str> = items.iter().map(|i| i.name).collect();
     for item in items.iter().filter(|i| i.conditional) {
-        error(x, 
+        error(
+            x,
             item.span,
             format!("`<{}>` must be written directly in `<html>`, not under `@if`, `@for` or `@match`", item.name),
         );
@@ -85,7 +86,8 @@ fn head(x: &mut Errors, e: &Element, items: &[Item<'_>]) {
     let titles: Vec<&Item<'_>> = items.iter().filter(|i| i.name == "title").collect();
     for title in &titles {
         if title.conditional {
-            error(x, 
+            error(
+                x,
                 title.span,
                 "`<title>` must be written directly in `<head>`, exactly once: not under `@if`, `@for` or `@match`",
             );
@@ -116,7 +118,8 @@ fn table(x: &mut Errors, items: &[Item<'_>]) {
     for item in items.iter().filter(|i| i.name != "(text)") {
         let p = phase(item.name);
         if p < reached {
-            error(x, 
+            error(
+                x,
                 item.span,
                 format!(
                     "`<{}>` is out of order: `<table>` accepts `<caption>`, `<colgroup>`, `<thead>`, `<tbody>` or `<tr>`, `<tfoot>`, in that order",
@@ -144,7 +147,8 @@ fn dl(x: &mut Errors, e: &Element, items: &[Item<'_>]) {
     let terms: Vec<&Item<'_>> = items.iter().filter(|i| i.name == "dt" || i.name == "dd").collect();
     if let Some(first) = terms.first() {
         if first.name != "dt" {
-            error(x, 
+            error(
+                x,
                 first.span,
                 format!("in `<{}>`, each group starts with `<dt>`: this `<dd>` has no `<dt>` before it", e.name),
             );
@@ -152,7 +156,8 @@ fn dl(x: &mut Errors, e: &Element, items: &[Item<'_>]) {
     }
     if let Some(last) = terms.last() {
         if last.name != "dd" {
-            error(x, 
+            error(
+                x,
                 last.span,
                 format!("in `<{}>`, each group ends with `<dd>`: this `<dt>` has no `<dd>` after it", e.name),
             );
@@ -164,7 +169,8 @@ fn dl(x: &mut Errors, e: &Element, items: &[Item<'_>]) {
 fn first_only(x: &mut Errors, e: &Element, items: &[Item<'_>], first: &str, required: bool) {
     for (i, item) in items.iter().enumerate() {
         if item.name == first && (i != 0 || item.conditional) {
-            error(x, 
+            error(
+                x,
                 item.span,
                 format!("`<{first}>` must be the first child of `<{}>`, written directly in it", e.name),
             );
