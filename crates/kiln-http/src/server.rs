@@ -236,6 +236,7 @@ impl WorkerSetup {
         let worker = Rc::new(Worker::new(self.limits.clone()));
         let listener = TcpListener::from_std(self.listener)?;
         let service = Rc::new(factory(self.index));
+        let startup = Rc::new(Startup {});
         let ticker = spawn_local(tick_date(Rc::clone(&worker)));
 
         loop {
@@ -243,7 +244,7 @@ impl WorkerSetup {
                 biased;
                 _ = self.stop.changed() => break,
                 accepted = listener.accept() => match accepted {
-                    Ok((stream, peer)) => admit(stream, peer, &service, &worker),
+                    Ok((stream, peer)) => admit(stream, peer, &service, &worker, &startup),
                     Err(e) if is_resource_exhaustion(&e) => tokio::time::sleep(ACCEPT_BACKOFF).await,
                     Err(_) => {}
                 },
@@ -256,7 +257,7 @@ impl WorkerSetup {
         // request they had sent.
         worker.begin_shutdown();
         while let Poll::Ready(Ok((stream, peer))) = poll_fn(|cx| Poll::Ready(listener.poll_accept(cx))).await {
-            admit(stream, peer, &service, &worker);
+            admit(stream, peer, &service, &worker, &startup);
         }
         drop(listener);
         let deadline = Instant::now() + self.grace;
@@ -268,8 +269,15 @@ impl WorkerSetup {
     }
 }
 
-/// Starts serving an accepted connection, or turns it away when the worker is full.
-fn admit<S: Service>(stream: tokio::net::TcpStream, peer: SocketAddr, service: &Rc<S>, worker: &Rc<Worker>) {
+/// Takes an accepted connection in, or turns it away when the worker is full. The
+/// connection's start-up then runs as its own task (see [`start`]).
+fn admit<S: Service>(
+    stream: tokio::net::TcpStream,
+    peer: SocketAddr,
+    service: &Rc<S>,
+    worker: &Rc<Worker>,
+    startup: &Rc<Startup>,
+) {
     if worker.connections.get() >= worker.limits.max_connections_per_worker {
         // Answer and close at once: leaving it queued would make the listener ready
         // forever and the loop spin. The answer fits any socket buffer in one write.
@@ -280,7 +288,30 @@ fn admit<S: Service>(stream: tokio::net::TcpStream, peer: SocketAddr, service: &
     // Counted now, not when the task first runs, so that neither the limit nor the
     // end of shutdown misses a connection not yet polled.
     let slot = worker.open_connection();
-    spawn_local(crate::conn::serve(stream, peer, Rc::clone(service), Rc::clone(worker), slot));
+    spawn_local(start(stream, peer, Rc::clone(service), Rc::clone(worker), Rc::clone(startup), slot));
+}
+
+/// What a connection's start-up needs, shared by a worker's connections: each step of
+/// [`start`] keeps its settings here.
+pub(crate) struct Startup {}
+
+/// A connection's start-up, one step after the other, before HTTP is spoken:
+/// 1. the PROXY protocol header, when configured, which names the real client;
+/// 2. the TLS handshake, when configured;
+/// 3. HTTP/1.1 until the connection closes ([`crate::conn::serve`]).
+///
+/// A step that refuses the connection returns its slot and drops the stream, which
+/// closes it; nothing after a refused step reads from it.
+async fn start<S: Service>(
+    stream: tokio::net::TcpStream,
+    peer: SocketAddr,
+    service: Rc<S>,
+    worker: Rc<Worker>,
+    _startup: Rc<Startup>,
+    slot: usize,
+) {
+    let client = peer;
+    crate::conn::serve(stream, client, service, worker, slot).await;
 }
 
 /// Renders the `Date` header once a second for the whole worker.
