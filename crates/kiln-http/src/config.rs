@@ -20,6 +20,9 @@ pub const IDLE_TIMEOUT: Duration = Duration::from_secs(60);
 /// response may wait for a client to accept more of it: like nginx's `send_timeout`,
 /// it counts time without progress, so a slow reader still gets a large file whole.
 pub const BODY_TIMEOUT: Duration = Duration::from_secs(30);
+/// Time a TLS client has from connecting until its handshake is complete; one that
+/// sends nothing, or dribbles its hello, is closed then (feature `tls`).
+pub const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
 /// Requests answered on one connection before it is closed.
 pub const MAX_REQUESTS_PER_CONNECTION: u64 = 1_000_000;
 /// Open connections one worker holds; further ones are accepted, answered `503` and
@@ -52,6 +55,8 @@ pub struct Limits {
     pub idle_timeout: Duration,
     /// See [`BODY_TIMEOUT`].
     pub body_timeout: Duration,
+    /// See [`HANDSHAKE_TIMEOUT`].
+    pub handshake_timeout: Duration,
     /// See [`MAX_REQUESTS_PER_CONNECTION`].
     pub max_requests_per_connection: u64,
     /// See [`MAX_CONNECTIONS_PER_WORKER`].
@@ -70,6 +75,7 @@ impl Default for Limits {
             header_timeout: HEADER_TIMEOUT,
             idle_timeout: IDLE_TIMEOUT,
             body_timeout: BODY_TIMEOUT,
+            handshake_timeout: HANDSHAKE_TIMEOUT,
             max_requests_per_connection: MAX_REQUESTS_PER_CONNECTION,
             max_connections_per_worker: MAX_CONNECTIONS_PER_WORKER,
             max_buffered_bytes: MAX_BUFFERED_BYTES,

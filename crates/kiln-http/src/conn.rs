@@ -12,7 +12,7 @@ use std::task::Poll;
 use std::time::Duration;
 
 use http::StatusCode;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::io::{AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio::time::{Instant, Sleep, timeout, timeout_at};
 
@@ -23,6 +23,7 @@ use crate::parse::{self, Framing, Parsed, Rejection};
 use crate::request::Request;
 use crate::response::Body;
 use crate::service::Service;
+use crate::transport::Transport;
 use crate::worker::{Bufs, ConnBufs, INITIAL_BUFFER, KEEP_BUFFER, Worker, shrink};
 
 /// Responses buffered beyond this are written before the next pipelined request is
@@ -72,8 +73,8 @@ type Flow<T = ()> = Result<T, Stop>;
 
 /// Serves one accepted connection until it closes.
 /// `slot` is the one `Worker::open_connection` gave it; it is closed here.
-pub(crate) async fn serve<S: Service>(
-    stream: TcpStream,
+pub(crate) async fn serve<S: Service, T: Transport>(
+    stream: T,
     peer: SocketAddr,
     service: Rc<S>,
     worker: Rc<Worker>,
@@ -92,12 +93,14 @@ pub(crate) async fn serve<S: Service>(
         // The last answer said `Connection: close`; closing with input unread would
         // reset the connection and could destroy that answer before it is read.
         conn.linger().await;
+    } else if finished {
+        conn.stream.close(Instant::now() + LINGER_TIME).await;
     }
     conn.worker.close_connection(conn.slot);
 }
 
-struct Conn {
-    stream: TcpStream,
+struct Conn<T> {
+    stream: T,
     peer: SocketAddr,
     worker: Rc<Worker>,
     bufs: Bufs,
@@ -122,7 +125,7 @@ enum Idle {
     TimedOut,
 }
 
-impl Conn {
+impl<T: Transport> Conn<T> {
     async fn run<S: Service>(&mut self, service: &S) -> Flow {
         let mut in_a_row = 0;
         loop {
@@ -419,6 +422,11 @@ impl Conn {
         if !outcome {
             encode::error_response(res, StatusCode::INTERNAL_SERVER_ERROR, "internal server error");
         }
+        if let Some(hsts) = self.stream.hsts() {
+            if !res.has_header("strict-transport-security") {
+                res.append_header_unchecked(b"strict-transport-security", hsts);
+            }
+        }
         parsed.keep_alive && !res.close && !self.worker.shutting_down.get()
     }
 
@@ -446,7 +454,7 @@ impl Conn {
                 bufs.write.extend_from_slice(bytes);
                 return Ok(keep_alive);
             }
-            expect_slow_writes(&self.stream, &mut self.lowat);
+            expect_slow_writes(self.stream.tcp(), &mut self.lowat);
             let result = write_two(&mut self.stream, &bufs.write, bytes, self.worker.limits.body_timeout).await;
             bufs.write.clear();
             return result.map(|()| keep_alive);
@@ -456,9 +464,9 @@ impl Conn {
                 // Corked, the head and the file's first bytes leave in full segments
                 // instead of the head going alone as a tiny packet (as nginx's
                 // `tcp_nopush` does); uncorking pushes out the tail.
-                let _ = socket2::SockRef::from(&self.stream).set_tcp_cork(true);
+                let _ = socket2::SockRef::from(self.stream.tcp()).set_tcp_cork(true);
                 let sent = self.send_file(file, offset, len).await;
-                let _ = socket2::SockRef::from(&self.stream).set_tcp_cork(false);
+                let _ = socket2::SockRef::from(self.stream.tcp()).set_tcp_cork(false);
                 sent?;
             }
             Body::Stream(mut stream) => {
@@ -489,11 +497,23 @@ impl Conn {
         Ok(keep_alive)
     }
 
-    /// Writes the buffered head, then `len` bytes of `file` from `offset`.
+    /// Writes the buffered head, then `len` bytes of `file` from `offset`: with
+    /// `sendfile(2)` when the transport sends bytes as they lie, else (TLS) read in
+    /// bounded chunks through the write buffer.
     async fn send_file(&mut self, file: std::fs::File, offset: u64, len: u64) -> Flow {
         self.flush().await?;
-        expect_slow_writes(&self.stream, &mut self.lowat);
-        match crate::sendfile::send_file(&self.stream, &file, offset, len, self.worker.limits.body_timeout).await {
+        expect_slow_writes(self.stream.tcp(), &mut self.lowat);
+        let stall = self.worker.limits.body_timeout;
+        let sent = match self.stream.zero_copy() {
+            Some(tcp) => crate::sendfile::send_file(tcp, &file, offset, len, stall).await,
+            None => {
+                let (stream, scratch) = (&mut self.stream, &mut self.bufs.write);
+                let copied = crate::sendfile::copy_file(stream, scratch, &file, offset, len, stall).await;
+                scratch.clear();
+                copied
+            }
+        };
+        match sent {
             Ok(true) => Ok(()),
             Ok(false) => Err(Stop::Done),
             Err(e) => Err(e.into()),
@@ -526,10 +546,12 @@ impl Conn {
     /// a bounded time. Closing a socket with unread input makes the kernel send a reset,
     /// which can destroy the answer before the client reads it (RFC 9112 §9.6).
     async fn linger(&mut self) {
-        if self.stream.shutdown().await.is_err() {
+        let deadline = Instant::now() + LINGER_TIME;
+        // Bounded: over TLS, shutting down first sends `close_notify`, a write that a
+        // client which stopped reading could hold up.
+        if !matches!(timeout_at(deadline, self.stream.shutdown()).await, Ok(Ok(()))) {
             return;
         }
-        let deadline = Instant::now() + LINGER_TIME;
         // On the heap: an array here would be held across the awaits below and so
         // enlarge every connection's task, idle or not, by its size.
         let mut scratch = vec![0u8; 4096];
@@ -553,11 +575,11 @@ impl Conn {
             Err(e) if e.kind() == io::ErrorKind::WouldBlock => 0,
             Err(e) => return Err(e.into()),
         };
-        if written == self.bufs.write.len() {
+        if written == self.bufs.write.len() && !self.stream.has_unsent() {
             self.bufs.write.clear();
             return Ok(());
         }
-        expect_slow_writes(&self.stream, &mut self.lowat);
+        expect_slow_writes(self.stream.tcp(), &mut self.lowat);
         let result =
             write_two(&mut self.stream, &self.bufs.write[written..], &[], self.worker.limits.body_timeout).await;
         self.bufs.write.clear();
@@ -574,10 +596,11 @@ fn expect_slow_writes(stream: &TcpStream, lowat: &mut bool) {
     }
 }
 
-/// Writes `a` then `b` with as few system calls as the socket allows. The client
-/// must accept some bytes within `stall` each time it is waited for: a slow reader is
-/// served to the end, one that stopped reading is dropped (as nginx's `send_timeout`).
-async fn write_two(stream: &mut TcpStream, mut a: &[u8], mut b: &[u8], stall: Duration) -> Flow {
+/// Writes `a` then `b` with as few system calls as the socket allows, and flushes
+/// what the transport still holds. The client must accept some bytes within `stall`
+/// each time it is waited for: a slow reader is served to the end, one that stopped
+/// reading is dropped (as nginx's `send_timeout`).
+async fn write_two<W: AsyncWrite + Unpin>(stream: &mut W, mut a: &[u8], mut b: &[u8], stall: Duration) -> Flow {
     while !a.is_empty() || !b.is_empty() {
         let n = match timeout(stall, stream.write_vectored(&[IoSlice::new(a), IoSlice::new(b)])).await {
             Ok(n) => n?,
@@ -590,5 +613,8 @@ async fn write_two(stream: &mut TcpStream, mut a: &[u8], mut b: &[u8], stall: Du
         a = &a[from_a..];
         b = &b[n - from_a..];
     }
-    Ok(())
+    match timeout(stall, stream.flush()).await {
+        Ok(flushed) => Ok(flushed?),
+        Err(_) => Err(Stop::Done),
+    }
 }

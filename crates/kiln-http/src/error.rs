@@ -14,6 +14,9 @@ enum Kind {
     Bind(io::Error),
     Runtime(io::Error),
     WorkerPanicked,
+    /// The certificate or key could not be used; the message names the file.
+    #[cfg_attr(not(feature = "tls"), allow(dead_code))]
+    Tls(String),
 }
 
 impl Error {
@@ -23,6 +26,11 @@ impl Error {
 
     pub(crate) fn runtime(e: io::Error) -> Self {
         Error { kind: Kind::Runtime(e) }
+    }
+
+    #[cfg(feature = "tls")]
+    pub(crate) fn tls(message: String) -> Self {
+        Error { kind: Kind::Tls(message) }
     }
 
     pub(crate) fn worker_panicked() -> Self {
@@ -39,6 +47,11 @@ impl Error {
         matches!(self.kind, Kind::Runtime(_))
     }
 
+    /// The TLS certificate or key could not be read or used (the message names the file).
+    pub fn is_tls(&self) -> bool {
+        matches!(self.kind, Kind::Tls(_))
+    }
+
     /// A worker thread panicked outside any request (in the service factory, say).
     pub fn is_worker_panic(&self) -> bool {
         matches!(self.kind, Kind::WorkerPanicked)
@@ -51,6 +64,7 @@ impl fmt::Display for Error {
             Kind::Bind(e) => write!(f, "cannot listen: {e}"),
             Kind::Runtime(e) => write!(f, "worker runtime failed: {e}"),
             Kind::WorkerPanicked => f.write_str("a worker thread panicked"),
+            Kind::Tls(message) => write!(f, "TLS: {message}"),
         }
     }
 }
@@ -59,7 +73,7 @@ impl std::error::Error for Error {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match &self.kind {
             Kind::Bind(e) | Kind::Runtime(e) => Some(e),
-            Kind::WorkerPanicked => None,
+            Kind::WorkerPanicked | Kind::Tls(_) => None,
         }
     }
 }

@@ -48,13 +48,17 @@ mod response;
 mod sendfile;
 mod server;
 mod service;
+#[cfg(feature = "tls")]
+mod tls;
+mod transport;
 mod worker;
 
 pub use bytes::Bytes;
 pub use chunked::{MAX_CHUNK_EXTENSIONS, MAX_TRAILER_BYTES};
 pub use config::{
-    BODY_TIMEOUT, HEADER_TIMEOUT, IDLE_TIMEOUT, Limits, MAX_BODY_BYTES, MAX_BUFFERED_BYTES, MAX_CONNECTIONS_PER_WORKER,
-    MAX_HEAD_BYTES, MAX_HEADERS, MAX_REQUEST_LINE, MAX_REQUESTS_PER_CONNECTION, SHUTDOWN_GRACE,
+    BODY_TIMEOUT, HANDSHAKE_TIMEOUT, HEADER_TIMEOUT, IDLE_TIMEOUT, Limits, MAX_BODY_BYTES, MAX_BUFFERED_BYTES,
+    MAX_CONNECTIONS_PER_WORKER, MAX_HEAD_BYTES, MAX_HEADERS, MAX_REQUEST_LINE, MAX_REQUESTS_PER_CONNECTION,
+    SHUTDOWN_GRACE,
 };
 pub use error::Error;
 pub use head::Version;
@@ -63,3 +67,5 @@ pub use request::{Request, RequestBytes};
 pub use response::{BodyStream, InvalidHeader, Response};
 pub use server::{Server, ServerHandle};
 pub use service::{Service, ServiceFn, service_fn};
+#[cfg(feature = "tls")]
+pub use tls::{HttpsRedirect, Tls};

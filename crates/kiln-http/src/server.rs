@@ -53,6 +53,8 @@ pub struct Server {
     workers: usize,
     limits: Limits,
     grace: Duration,
+    #[cfg(feature = "tls")]
+    tls: Option<crate::tls::Tls>,
 }
 
 /// Where to listen: an address, or what to resolve into one.
@@ -85,6 +87,8 @@ impl Server {
             workers: std::thread::available_parallelism().map_or(1, |n| n.get()),
             limits: Limits::default(),
             grace: SHUTDOWN_GRACE,
+            #[cfg(feature = "tls")]
+            tls: None,
         }
     }
 
@@ -119,6 +123,16 @@ impl Server {
         self
     }
 
+    /// Serves HTTPS with these settings (feature `tls`): every connection starts with
+    /// a TLS handshake, bounded by [`Limits::handshake_timeout`]. The certificate and
+    /// key are read by [`serve`](Self::serve), which fails naming the file at fault,
+    /// and read again on SIGHUP (or [`ServerHandle::reload_tls`]).
+    #[cfg(feature = "tls")]
+    pub fn tls(mut self, tls: crate::tls::Tls) -> Self {
+        self.tls = Some(tls);
+        self
+    }
+
     /// Binds the listeners and starts the workers. `factory` runs once on each worker
     /// thread, with the worker's index, to build that worker's service.
     pub fn serve<F, S>(self, factory: F) -> Result<ServerHandle, Error>
@@ -126,6 +140,9 @@ impl Server {
         F: Fn(usize) -> S + Send + Sync + 'static,
         S: Service,
     {
+        // Before binding: a server whose certificate cannot be used never listens.
+        #[cfg(feature = "tls")]
+        let tls = self.tls.as_ref().map(crate::tls::Tls::load).transpose()?;
         let first = self.addr.resolve().and_then(bind).map_err(Error::bind)?;
         let addr = first.local_addr().map_err(Error::bind)?;
         let mut listeners = vec![first];
@@ -134,12 +151,23 @@ impl Server {
         }
 
         let (stop_tx, stop_rx) = watch::channel(false);
+        #[cfg(feature = "tls")]
+        if let Some(tls) = &tls {
+            crate::tls::reload_on_sighup(Arc::clone(&tls.store), stop_rx.clone()).map_err(Error::runtime)?;
+        }
         let (exit_tx, exit_rx) = mpsc::unbounded_channel();
         let factory = Arc::new(factory);
         let mut threads = Vec::with_capacity(listeners.len());
         for (index, listener) in listeners.into_iter().enumerate() {
-            let worker =
-                WorkerSetup { index, listener, limits: self.limits.clone(), grace: self.grace, stop: stop_rx.clone() };
+            let worker = WorkerSetup {
+                index,
+                listener,
+                limits: self.limits.clone(),
+                grace: self.grace,
+                stop: stop_rx.clone(),
+                #[cfg(feature = "tls")]
+                tls: tls.clone(),
+            };
             let factory = Arc::clone(&factory);
             let exit_tx = exit_tx.clone();
             let thread = std::thread::Builder::new()
@@ -152,7 +180,14 @@ impl Server {
                 .map_err(Error::runtime)?;
             threads.push(thread);
         }
-        Ok(ServerHandle { addr, stop: stop_tx, exited: exit_rx, threads })
+        Ok(ServerHandle {
+            addr,
+            stop: stop_tx,
+            exited: exit_rx,
+            threads,
+            #[cfg(feature = "tls")]
+            tls: tls.map(|tls| tls.store),
+        })
     }
 }
 
@@ -163,12 +198,25 @@ pub struct ServerHandle {
     stop: watch::Sender<bool>,
     exited: mpsc::UnboundedReceiver<usize>,
     threads: Vec<JoinHandle<Result<(), Error>>>,
+    #[cfg(feature = "tls")]
+    tls: Option<Arc<crate::tls::CertStore>>,
 }
 
 impl ServerHandle {
     /// The address the server listens on (with the real port when port 0 was asked).
     pub fn local_addr(&self) -> SocketAddr {
         self.addr
+    }
+
+    /// Reads the TLS certificate and key again, as SIGHUP does: new handshakes get the
+    /// new certificate, connections already open keep theirs. On an error (naming the
+    /// file) the certificate in use stays. A server without TLS has nothing to reload.
+    #[cfg(feature = "tls")]
+    pub fn reload_tls(&self) -> Result<(), Error> {
+        match &self.tls {
+            Some(store) => store.reload().map_err(Error::tls),
+            None => Ok(()),
+        }
     }
 
     /// Begins a graceful shutdown: stop accepting, finish requests already read,
@@ -216,6 +264,8 @@ struct WorkerSetup {
     limits: Limits,
     grace: Duration,
     stop: watch::Receiver<bool>,
+    #[cfg(feature = "tls")]
+    tls: Option<crate::tls::Loaded>,
 }
 
 impl WorkerSetup {
@@ -236,7 +286,10 @@ impl WorkerSetup {
         let worker = Rc::new(Worker::new(self.limits.clone()));
         let listener = TcpListener::from_std(self.listener)?;
         let service = Rc::new(factory(self.index));
-        let startup = Rc::new(Startup {});
+        let startup = Rc::new(Startup {
+            #[cfg(feature = "tls")]
+            tls: self.tls.as_ref().map(|tls| crate::tls::Acceptor::new(tls, self.limits.handshake_timeout)),
+        });
         let ticker = spawn_local(tick_date(Rc::clone(&worker)));
 
         loop {
@@ -293,7 +346,10 @@ fn admit<S: Service>(
 
 /// What a connection's start-up needs, shared by a worker's connections: each step of
 /// [`start`] keeps its settings here.
-pub(crate) struct Startup {}
+pub(crate) struct Startup {
+    #[cfg(feature = "tls")]
+    tls: Option<crate::tls::Acceptor>,
+}
 
 /// A connection's start-up, one step after the other, before HTTP is spoken:
 /// 1. the PROXY protocol header, when configured, which names the real client;
@@ -307,10 +363,18 @@ async fn start<S: Service>(
     peer: SocketAddr,
     service: Rc<S>,
     worker: Rc<Worker>,
-    _startup: Rc<Startup>,
+    startup: Rc<Startup>,
     slot: usize,
 ) {
     let client = peer;
+    #[cfg(feature = "tls")]
+    if let Some(tls) = &startup.tls {
+        match tls.accept(stream).await {
+            Some(stream) => crate::conn::serve(stream, client, service, worker, slot).await,
+            None => worker.close_connection(slot),
+        }
+        return;
+    }
     crate::conn::serve(stream, client, service, worker, slot).await;
 }
 

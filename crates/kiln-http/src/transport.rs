@@ -1,0 +1,79 @@
+//! What the connection loop needs of the stream it serves: plain TCP, or TLS over TCP
+//! (feature `tls`). The loop is generic over it, so each kind compiles to its own
+//! code: plain HTTP pays for TLS neither a branch nor an indirect call.
+
+use std::future::Future;
+use std::io;
+use std::task::{Context, Poll};
+
+use tokio::io::{AsyncRead, AsyncWrite};
+use tokio::net::TcpStream;
+use tokio::time::Instant;
+
+pub(crate) trait Transport: AsyncRead + AsyncWrite + Unpin + 'static {
+    /// The TCP socket underneath, for socket options.
+    fn tcp(&self) -> &TcpStream;
+
+    /// Ready when a read would find input: bytes on the socket, or already decrypted.
+    fn poll_read_ready(&self, cx: &mut Context<'_>) -> Poll<io::Result<()>>;
+
+    /// Reads what is available now without waiting (`WouldBlock` when nothing is).
+    fn try_read_buf(&mut self, buf: &mut Vec<u8>) -> io::Result<usize>;
+
+    /// Writes what the socket takes now without waiting (`WouldBlock` when nothing).
+    fn try_write(&mut self, buf: &[u8]) -> io::Result<usize>;
+
+    /// Whether bytes taken by a write still wait inside the transport (encrypted but
+    /// not yet handed to the socket): they need a flush.
+    fn has_unsent(&self) -> bool;
+
+    /// The socket to `sendfile(2)` into, when the bytes go out as they lie in the file.
+    fn zero_copy(&self) -> Option<&TcpStream>;
+
+    /// `Strict-Transport-Security` value to add to each response, if any.
+    fn hsts(&self) -> Option<&[u8]>;
+
+    /// Ends the stream in an orderly way by `deadline` (TLS: `close_notify`), so that
+    /// the client can tell a complete close-delimited answer from a cut connection.
+    fn close(&mut self, deadline: Instant) -> impl Future<Output = ()>;
+}
+
+impl Transport for TcpStream {
+    #[inline]
+    fn tcp(&self) -> &TcpStream {
+        self
+    }
+
+    #[inline]
+    fn poll_read_ready(&self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        TcpStream::poll_read_ready(self, cx)
+    }
+
+    #[inline]
+    fn try_read_buf(&mut self, buf: &mut Vec<u8>) -> io::Result<usize> {
+        TcpStream::try_read_buf(self, buf)
+    }
+
+    #[inline]
+    fn try_write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        TcpStream::try_write(self, buf)
+    }
+
+    #[inline]
+    fn has_unsent(&self) -> bool {
+        false
+    }
+
+    #[inline]
+    fn zero_copy(&self) -> Option<&TcpStream> {
+        Some(self)
+    }
+
+    #[inline]
+    fn hsts(&self) -> Option<&[u8]> {
+        None
+    }
+
+    /// Closing the socket is the whole close.
+    async fn close(&mut self, _deadline: Instant) {}
+}
