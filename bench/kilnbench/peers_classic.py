@@ -335,6 +335,60 @@ def apache_file() -> Server:
     )
 
 
+
+# ---------------------------------------------------------------- Rails
+
+
+def _ruby_version() -> str:
+    return _first_line(["ruby", "-e", 'print "Ruby #{RUBY_VERSION}"'])
+
+
+def rails(server: str) -> Server:
+    """The one-file Rails app (peers/rails/config.ru) on puma (mongrel's successor), thin, or
+    WEBrick (the Snap report's out-of-the-box server); one process each."""
+    name = f"rails-{server}"
+
+    def launch(paths: Paths, port: int, opts: Options) -> Launch:
+        home = _home(paths, name)
+        home.mkdir(parents=True, exist_ok=True)
+        app = paths.peers / "rails"
+        argv = {
+            "puma": ["puma", "--bind", f"tcp://127.0.0.1:{port}", "--threads", f"{PUMA_THREADS}:{PUMA_THREADS}",
+                     "--environment", "production", "--quiet", str(app / "config.ru")],
+            "thin": ["thin", "start", "--rackup", str(app / "config.ru"), "--address", "127.0.0.1", "--port", str(port),
+                     "--environment", "production", "--max-conns", str(_max_fds() // 2),
+                     "--max-persistent-conns", str(_max_fds() // 2), "--quiet"],
+            "webrick": ["ruby", str(app / "webrick.rb")],
+        }[server]  # fmt: skip
+        env = _peer_env(paths, port, opts) | {"RAILS_ENV": "production", "RACK_ENV": "production", "RAILS_APP_ROOT": str(home)}
+        return Launch(argv, env, cwd=home)
+
+    def version(paths: Paths) -> str:
+        rails_version = _first_line(["ruby", "-e", 'require "rails"; print "Rails #{Rails.version}"'])
+        server_version = {
+            "puma": lambda: _first_line(["puma", "--version"]),
+            "thin": lambda: _first_line(["thin", "--version"]).split(" codename")[0],
+            "webrick": lambda: _first_line(["ruby", "-e", 'require "webrick"; print "WEBrick #{WEBrick::VERSION}"']),
+        }[server]()
+        return f"{rails_version} on {server_version}, {_ruby_version()}"
+
+    what = {
+        "puma": f"Rails 6.1 (one-file app, production) on puma, 1 process of {PUMA_THREADS} threads (mongrel's successor)",
+        "thin": "Rails 6.1 (one-file app, production) on thin, 1 process (EventMachine)",
+        "webrick": "Rails 6.1 (one-file app, production) on WEBrick, 1 process, TCP_NODELAY set (the out-of-the-box server)",
+    }[server]
+    packages = RAILS_PACKAGES + ({"puma": ("puma",), "thin": ("thin",), "webrick": ()}[server])
+    executable = {"puma": {"puma": "puma"}, "thin": {"thin": "thin"}, "webrick": {}}[server]
+    return Server(
+        name,
+        what,
+        lambda paths: [debian_packages(paths, *packages)],
+        launch,
+        version,
+        tools={"ruby": "ruby", **executable},
+    )
+
+
 SERVERS: list[Server] = [
     lighttpd_fastcgi("lighttpd-fcgi", 1),
     lighttpd_fastcgi("lighttpd-fcgi20", FASTCGI_PROCS_REPORT),
@@ -344,6 +398,9 @@ SERVERS: list[Server] = [
     cgi_bigtable("python"),
     apache_php(),
     apache_file(),
+    rails("puma"),
+    rails("thin"),
+    rails("webrick"),
 ]
 
 if __name__ == "__main__":
