@@ -2,6 +2,7 @@
 
 mod bench_routes;
 mod database;
+mod https;
 mod site;
 mod state;
 mod techempower;
@@ -35,6 +36,8 @@ struct Args {
     db: database::DbArgs,
     #[command(flatten)]
     site: site::settings::SiteArgs,
+    #[command(flatten)]
+    tls: https::TlsArgs,
     /// Folder served at `/static/` (`asset!` links under their hashed names, immutable).
     #[arg(long, env = "KILN_PUBLIC", default_value = concat!(env!("CARGO_MANIFEST_DIR"), "/public"))]
     public: std::path::PathBuf,
@@ -85,6 +88,7 @@ fn main() -> ExitCode {
         .listen(args.listen)
         .limits(args.limits.limits())
         .shutdown_grace(Duration::from_secs(args.shutdown_grace));
+    server = args.tls.apply(server);
     if let Some(n) = args.workers {
         server = server.workers(n);
     }
@@ -128,9 +132,25 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    println!("kiln-demo listening on http://{}", handle.local_addr());
+    let redirect = match args.tls.start_redirect(handle.local_addr().port()) {
+        Ok(redirect) => redirect,
+        Err(e) => {
+            eprintln!("kiln-demo: --redirect-http: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    if let Some(redirect) = &redirect {
+        println!("kiln-demo redirecting http://{} to HTTPS", redirect.local_addr());
+    }
+    let scheme = if args.tls.enabled() { "https" } else { "http" };
+    println!("kiln-demo listening on {scheme}://{}", handle.local_addr());
     // Flushes and stops the access log once the workers are done.
-    match handle.run_until_signal() {
+    let served = handle.run_until_signal();
+    if let Some(redirect) = redirect {
+        redirect.shutdown();
+        let _ = redirect.wait();
+    }
+    match served {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("kiln-demo: {e}");

@@ -18,7 +18,7 @@ pub struct Server {
 
 impl Server {
     /// Runs `binary` with `--listen 127.0.0.1:0` and `args`, and waits for the line
-    /// `... listening on http://ADDR` on its standard output.
+    /// `... listening on http://ADDR` (or `https://ADDR`) on its standard output.
     pub fn start(binary: impl AsRef<Path>, args: &[&str]) -> Server {
         let mut child = Command::new(binary.as_ref())
             .args(["--listen", "127.0.0.1:0"])
@@ -37,7 +37,8 @@ impl Server {
                     panic!("the server exited before listening: {status}");
                 }
             };
-            if let Some(addr) = line.split("listening on http://").nth(1) {
+            let after = |scheme: &str| line.split(scheme).nth(1).map(str::to_owned);
+            if let Some(addr) = after("listening on http://").or_else(|| after("listening on https://")) {
                 break addr.trim().parse().expect("address");
             }
         };
