@@ -34,6 +34,11 @@ pub const MAX_CONNECTIONS_PER_WORKER: usize = 25_000;
 /// sized so that 100 connections each writing a page of about 1 MiB fit (at 64 MiB,
 /// `/bigtable` under 100 connections got some 503s).
 pub const MAX_BUFFERED_BYTES: usize = 128 * 1024 * 1024;
+/// Time SIGTERM keeps a server accepting, with its [`Readiness`](crate::Readiness)
+/// saying "draining" (a `/healthz` answering 503), before it stops accepting. None by
+/// default; behind a load balancer, set it to what the balancer needs to notice
+/// (health-check interval times failures to mark a server down, plus one interval).
+pub const DRAIN_DELAY: Duration = Duration::from_secs(0);
 /// Time given to in-flight requests after SIGTERM or SIGINT before the process exits.
 pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
 

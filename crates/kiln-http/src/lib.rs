@@ -41,13 +41,18 @@ mod error;
 #[cfg(feature = "fuzzing")]
 #[doc(hidden)]
 pub mod fuzzing;
+mod handover;
 mod head;
+mod listeners;
 mod parse;
+mod proxy_protocol;
+mod readiness;
 mod request;
 mod response;
 mod sendfile;
 mod server;
 mod service;
+mod trusted_proxies;
 #[cfg(feature = "tls")]
 mod tls;
 mod transport;
@@ -56,7 +61,7 @@ mod worker;
 pub use bytes::Bytes;
 pub use chunked::{MAX_CHUNK_EXTENSIONS, MAX_TRAILER_BYTES};
 pub use config::{
-    BODY_TIMEOUT, HANDSHAKE_TIMEOUT, HEADER_TIMEOUT, IDLE_TIMEOUT, Limits, MAX_BODY_BYTES, MAX_BUFFERED_BYTES,
+    BODY_TIMEOUT, DRAIN_DELAY, HANDSHAKE_TIMEOUT, HEADER_TIMEOUT, IDLE_TIMEOUT, Limits, MAX_BODY_BYTES, MAX_BUFFERED_BYTES,
     MAX_CONNECTIONS_PER_WORKER, MAX_HEAD_BYTES, MAX_HEADERS, MAX_REQUEST_LINE, MAX_REQUESTS_PER_CONNECTION,
     SHUTDOWN_GRACE,
 };
@@ -65,7 +70,9 @@ pub use head::Version;
 pub use http::{Method, StatusCode};
 pub use request::{Request, RequestBytes};
 pub use response::{BodyStream, InvalidHeader, Response};
+pub use readiness::Readiness;
 pub use server::{Server, ServerHandle};
 pub use service::{Service, ServiceFn, service_fn};
+pub use trusted_proxies::{InvalidCidr, TrustedProxies};
 #[cfg(feature = "tls")]
 pub use tls::{HttpsRedirect, Tls};

@@ -1,29 +1,30 @@
 //! The thread-per-core runtime: one worker thread per core, each with its own
 //! current-thread tokio runtime, its own `SO_REUSEPORT` listener and its own
-//! connections. Nothing on the request path crosses threads.
+//! connections. Nothing on the request path crosses threads. Signals: SIGTERM drains
+//! then stops, SIGINT stops, SIGUSR2 hands the listeners over to a new process.
 
 use std::future::poll_fn;
 use std::io;
 use std::net::{SocketAddr, ToSocketAddrs};
 use std::rc::Rc;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::task::Poll;
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-use socket2::{Domain, Protocol, Socket, Type};
 use tokio::net::TcpListener;
 use tokio::sync::{mpsc, watch};
 use tokio::task::{LocalSet, spawn_local};
 use tokio::time::{Instant, MissedTickBehavior};
 
-use crate::config::{Limits, SHUTDOWN_GRACE};
+use crate::config::{DRAIN_DELAY, Limits, SHUTDOWN_GRACE};
 use crate::error::Error;
+use crate::readiness::Readiness;
 use crate::service::Service;
+use crate::trusted_proxies::TrustedProxies;
 use crate::worker::Worker;
+use crate::{handover, listeners, proxy_protocol};
 
-/// Pending connections the kernel queues per listener before refusing more.
-const LISTEN_BACKLOG: i32 = 4096;
 /// Pause after an accept failure caused by exhausted resources (file descriptors,
 /// memory), so that the accept loop does not spin while they are short.
 const ACCEPT_BACKOFF: Duration = Duration::from_millis(50);
@@ -53,6 +54,10 @@ pub struct Server {
     workers: usize,
     limits: Limits,
     grace: Duration,
+    drain_delay: Duration,
+    proxy_protocol: bool,
+    trusted: TrustedProxies,
+    readiness: Readiness,
     #[cfg(feature = "tls")]
     tls: Option<crate::tls::Tls>,
 }
@@ -87,6 +92,10 @@ impl Server {
             workers: std::thread::available_parallelism().map_or(1, |n| n.get()),
             limits: Limits::default(),
             grace: SHUTDOWN_GRACE,
+            drain_delay: DRAIN_DELAY,
+            proxy_protocol: false,
+            trusted: TrustedProxies::none(),
+            readiness: Readiness::default(),
             #[cfg(feature = "tls")]
             tls: None,
         }
@@ -133,8 +142,46 @@ impl Server {
         self
     }
 
-    /// Binds the listeners and starts the workers. `factory` runs once on each worker
-    /// thread, with the worker's index, to build that worker's service.
+    /// How long SIGTERM keeps the server serving, with [`Readiness`] saying
+    /// "draining", before it stops accepting: time for a load balancer's health checks
+    /// to see it and stop sending. See [`DRAIN_DELAY`](crate::DRAIN_DELAY).
+    pub fn drain_delay(mut self, delay: Duration) -> Self {
+        self.drain_delay = delay;
+        self
+    }
+
+    /// Takes the PROXY protocol (v1 or v2) header that a [trusted
+    /// proxy](Self::trusted_proxies) must open each connection with, and serves the
+    /// connection as coming from the client it names. A connection from any other peer
+    /// that opens with a header is closed; so is one whose header is malformed. The
+    /// header must arrive within the header timeout. The header comes before TLS.
+    pub fn proxy_protocol(mut self, on: bool) -> Self {
+        self.proxy_protocol = on;
+        self
+    }
+
+    /// The proxies believed about the client: for the PROXY protocol, and for
+    /// [`TrustedProxies::client_ip`].
+    pub fn trusted_proxies(mut self, trusted: TrustedProxies) -> Self {
+        self.trusted = trusted;
+        self
+    }
+
+    /// The proxies given to [`trusted_proxies`](Self::trusted_proxies).
+    pub fn trusted(&self) -> &TrustedProxies {
+        &self.trusted
+    }
+
+    /// The server's readiness, for a health check: "draining" from the moment shutdown
+    /// (or the drain delay before it) begins. Clones of this builder share it.
+    pub fn readiness(&self) -> Readiness {
+        self.readiness.clone()
+    }
+
+    /// Binds the listeners — or takes those this process inherited by systemd socket
+    /// activation (`LISTEN_FDS`) or from the process it takes over from — and starts the
+    /// workers. `factory` runs once on each worker thread, with the worker's index, to
+    /// build that worker's service.
     pub fn serve<F, S>(self, factory: F) -> Result<ServerHandle, Error>
     where
         F: Fn(usize) -> S + Send + Sync + 'static,
@@ -143,12 +190,11 @@ impl Server {
         // Before binding: a server whose certificate cannot be used never listens.
         #[cfg(feature = "tls")]
         let tls = self.tls.as_ref().map(crate::tls::Tls::load).transpose()?;
-        let first = self.addr.resolve().and_then(bind).map_err(Error::bind)?;
-        let addr = first.local_addr().map_err(Error::bind)?;
-        let mut listeners = vec![first];
-        for _ in 1..self.workers {
-            listeners.push(bind(addr).map_err(Error::bind)?);
-        }
+        let listeners = listeners::open(self.addr.resolve(), self.workers).map_err(Error::bind)?;
+        let addr = listeners[0].local_addr().map_err(Error::bind)?;
+        // Kept for a hand-over; the workers own the ones they accept on.
+        let kept = listeners.iter().map(std::net::TcpListener::try_clone).collect::<Result<_, _>>();
+        let kept = kept.map_err(Error::bind)?;
 
         let (stop_tx, stop_rx) = watch::channel(false);
         #[cfg(feature = "tls")]
@@ -156,6 +202,8 @@ impl Server {
             crate::tls::reload_on_sighup(Arc::clone(&tls.store), stop_rx.clone()).map_err(Error::runtime)?;
         }
         let (exit_tx, exit_rx) = mpsc::unbounded_channel();
+        let (started_tx, started_rx) = mpsc::unbounded_channel();
+        let proxy = self.proxy_protocol.then(|| self.trusted.clone());
         let factory = Arc::new(factory);
         let mut threads = Vec::with_capacity(listeners.len());
         for (index, listener) in listeners.into_iter().enumerate() {
@@ -165,6 +213,8 @@ impl Server {
                 limits: self.limits.clone(),
                 grace: self.grace,
                 stop: stop_rx.clone(),
+                proxy: proxy.clone(),
+                started: started_tx.clone(),
                 #[cfg(feature = "tls")]
                 tls: tls.clone(),
             };
@@ -184,7 +234,11 @@ impl Server {
             addr,
             stop: stop_tx,
             exited: exit_rx,
+            started: started_rx,
             threads,
+            kept: Mutex::new(kept),
+            readiness: self.readiness,
+            drain_delay: self.drain_delay,
             #[cfg(feature = "tls")]
             tls: tls.map(|tls| tls.store),
         })
@@ -197,7 +251,13 @@ pub struct ServerHandle {
     addr: SocketAddr,
     stop: watch::Sender<bool>,
     exited: mpsc::UnboundedReceiver<usize>,
+    /// One message per worker once its service is built and it accepts.
+    started: mpsc::UnboundedReceiver<()>,
     threads: Vec<JoinHandle<Result<(), Error>>>,
+    /// Copies of the listeners, handed to a new process on SIGUSR2; given up at shutdown.
+    kept: Mutex<Vec<std::net::TcpListener>>,
+    readiness: Readiness,
+    drain_delay: Duration,
     #[cfg(feature = "tls")]
     tls: Option<Arc<crate::tls::CertStore>>,
 }
@@ -222,7 +282,14 @@ impl ServerHandle {
     /// Begins a graceful shutdown: stop accepting, finish requests already read,
     /// close idle connections. Returns at once; [`wait`](Self::wait) for the end.
     pub fn shutdown(&self) {
+        self.readiness.begin_draining();
+        self.kept.lock().unwrap_or_else(|e| e.into_inner()).clear();
         let _ = self.stop.send(true);
+    }
+
+    /// The server's readiness (see [`Server::readiness`]).
+    pub fn readiness(&self) -> Readiness {
+        self.readiness.clone()
     }
 
     /// Waits until every worker has stopped.
@@ -238,23 +305,64 @@ impl ServerHandle {
     }
 
     /// Serves until SIGTERM or SIGINT (or until a worker stops on its own), then shuts
-    /// down gracefully and waits for the workers.
+    /// down gracefully and waits for the workers. See [`until_signal`](Self::until_signal).
     pub fn run_until_signal(mut self) -> Result<(), Error> {
         let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(Error::runtime)?;
-        rt.block_on(async {
-            use tokio::signal::unix::{SignalKind, signal};
-            let mut term = signal(SignalKind::terminate())?;
-            let mut int = signal(SignalKind::interrupt())?;
-            tokio::select! {
-                _ = term.recv() => {}
-                _ = int.recv() => {}
-                _ = self.exited.recv() => {}
-            }
-            Ok::<_, io::Error>(())
-        })
-        .map_err(Error::runtime)?;
+        rt.block_on(self.until_signal()).map_err(Error::runtime)?;
         self.shutdown();
         self.wait()
+    }
+
+    /// Acts on signals until one says stop, or a worker stops on its own; the caller
+    /// then calls [`shutdown`](Self::shutdown). Once every worker serves, it reports
+    /// ready to systemd (`NOTIFY_SOCKET`, for `Type=notify`) and to the process this one
+    /// takes over from.
+    /// - SIGTERM: [`Readiness`] turns to draining, the server goes on serving for the
+    ///   [drain delay](Server::drain_delay) (cut short by SIGINT), then this returns.
+    /// - SIGINT: returns at once.
+    /// - SIGUSR2: starts this executable again with the same arguments and hands it the
+    ///   listening sockets; once it reports ready, this returns (the new process
+    ///   accepts from the same queues meanwhile). If it fails, this process says why on
+    ///   stderr and goes on serving.
+    pub async fn until_signal(&mut self) -> io::Result<()> {
+        use tokio::signal::unix::{SignalKind, signal};
+        let mut term = signal(SignalKind::terminate())?;
+        let mut int = signal(SignalKind::interrupt())?;
+        let mut usr2 = signal(SignalKind::user_defined2())?;
+        let mut started = 0;
+        while started < self.threads.len() {
+            tokio::select! {
+                Some(()) = self.started.recv() => started += 1,
+                _ = self.exited.recv() => return Ok(()),
+            }
+        }
+        handover::notify_ready();
+        loop {
+            tokio::select! {
+                _ = term.recv() => {
+                    self.readiness.begin_draining();
+                    tokio::select! {
+                        _ = tokio::time::sleep(self.drain_delay) => {}
+                        _ = int.recv() => {}
+                    }
+                    return Ok(());
+                }
+                _ = int.recv() => return Ok(()),
+                _ = self.exited.recv() => return Ok(()),
+                _ = usr2.recv() => {
+                    let kept = self.kept.lock().unwrap_or_else(|e| e.into_inner());
+                    let kept: Vec<_> = kept.iter().map(|l| l.try_clone()).collect::<io::Result<_>>()?;
+                    match handover::hand_over(&kept).await {
+                        Ok(pid) => {
+                            let me = std::process::id();
+                            eprintln!("kiln: process {pid} took over the listeners; process {me} drains and exits");
+                            return Ok(());
+                        }
+                        Err(e) => eprintln!("kiln: hand-over on SIGUSR2 failed, still serving: {e}"),
+                    }
+                }
+            }
+        }
     }
 }
 
@@ -264,6 +372,9 @@ struct WorkerSetup {
     limits: Limits,
     grace: Duration,
     stop: watch::Receiver<bool>,
+    /// The trusted proxies, when connections open with a PROXY protocol header.
+    proxy: Option<TrustedProxies>,
+    started: mpsc::UnboundedSender<()>,
     #[cfg(feature = "tls")]
     tls: Option<crate::tls::Loaded>,
 }
@@ -287,10 +398,12 @@ impl WorkerSetup {
         let listener = TcpListener::from_std(self.listener)?;
         let service = Rc::new(factory(self.index));
         let startup = Rc::new(Startup {
+            proxy: self.proxy.take(),
             #[cfg(feature = "tls")]
             tls: self.tls.as_ref().map(|tls| crate::tls::Acceptor::new(tls, self.limits.handshake_timeout)),
         });
         let ticker = spawn_local(tick_date(Rc::clone(&worker)));
+        let _ = self.started.send(());
 
         loop {
             tokio::select! {
@@ -347,6 +460,8 @@ fn admit<S: Service>(
 /// What a connection's start-up needs, shared by a worker's connections: each step of
 /// [`start`] keeps its settings here.
 pub(crate) struct Startup {
+    /// The trusted proxies, when connections open with a PROXY protocol header.
+    proxy: Option<TrustedProxies>,
     #[cfg(feature = "tls")]
     tls: Option<crate::tls::Acceptor>,
 }
@@ -359,14 +474,20 @@ pub(crate) struct Startup {
 /// A step that refuses the connection returns its slot and drops the stream, which
 /// closes it; nothing after a refused step reads from it.
 async fn start<S: Service>(
-    stream: tokio::net::TcpStream,
+    mut stream: tokio::net::TcpStream,
     peer: SocketAddr,
     service: Rc<S>,
     worker: Rc<Worker>,
     startup: Rc<Startup>,
     slot: usize,
 ) {
-    let client = peer;
+    let client = match &startup.proxy {
+        None => peer,
+        Some(trusted) => match proxy_protocol::accept(&mut stream, peer, trusted, worker.limits.header_timeout).await {
+            Ok(client) => client,
+            Err(_) => return worker.close_connection(slot),
+        },
+    };
     #[cfg(feature = "tls")]
     if let Some(tls) = &startup.tls {
         match tls.accept(stream).await {
@@ -391,18 +512,6 @@ async fn tick_date(worker: Rc<Worker>) {
 fn is_resource_exhaustion(e: &io::Error) -> bool {
     use nix::libc::{EMFILE, ENFILE, ENOBUFS, ENOMEM};
     matches!(e.raw_os_error(), Some(EMFILE | ENFILE | ENOBUFS | ENOMEM))
-}
-
-fn bind(addr: SocketAddr) -> io::Result<std::net::TcpListener> {
-    let socket = Socket::new(Domain::for_address(addr), Type::STREAM, Some(Protocol::TCP))?;
-    socket.set_reuse_address(true)?;
-    // Every worker binds its own listener to the same port; the kernel spreads new
-    // connections across them, so workers never contend for an accept queue.
-    socket.set_reuse_port(true)?;
-    socket.set_nonblocking(true)?;
-    socket.bind(&addr.into())?;
-    socket.listen(LISTEN_BACKLOG)?;
-    Ok(socket.into())
 }
 
 #[cfg(test)]
