@@ -389,6 +389,54 @@ def rails(server: str) -> Server:
     )
 
 
+
+# ---------------------------------------------------------------- twisted, EventMachine
+
+
+def twisted() -> Server:
+    """twisted.web on the epoll reactor, one process, from PyPI in a venv under .build."""
+
+    def venv(paths: Paths) -> Path:
+        return _home(paths, "twisted") / "venv"
+
+    def build(paths: Paths) -> list[Step]:
+        requirements = paths.peers / "twisted" / "requirements.txt"
+        return [
+            Step([sys.executable, "-m", "venv", str(venv(paths))], paths.root),
+            Step([str(venv(paths) / "bin" / "pip"), "install", "-q", "-r", str(requirements)], paths.root),
+        ]
+
+    def launch(paths: Paths, port: int, opts: Options) -> Launch:
+        python = str(venv(paths) / "bin" / "python")
+        return Launch([python, str(paths.peers / "twisted" / "server.py")], _peer_env(paths, port, opts))
+
+    def version(paths: Paths) -> str:
+        python = str(venv(paths) / "bin" / "python")
+        code = "import sys, twisted; print(twisted.__version__, 'on Python', sys.version.split()[0])"
+        return "twisted " + _first_line([python, "-c", code])
+
+    return Server("twisted", "twisted.web, epoll reactor, one process", build, launch, version, tools={"python3": "python3"})
+
+
+def eventmachine() -> Server:
+    """A handler on EM::Connection + http_parser.rb, one reactor (evma_httpserver is a gem only)."""
+
+    def launch(paths: Paths, port: int, opts: Options) -> Launch:
+        return Launch(["ruby", str(paths.peers / "eventmachine" / "server.rb")], _peer_env(paths, port, opts))
+
+    def version(paths: Paths) -> str:
+        return f"EventMachine {_dpkg_version('ruby-eventmachine')}, http_parser.rb {_dpkg_version('ruby-http-parser.rb')}, {_ruby_version()}"
+
+    return Server(
+        "eventmachine",
+        "Ruby EventMachine, one reactor, handler on EM::Connection + http_parser.rb",
+        lambda paths: [debian_packages(paths, *EM_PACKAGES)],
+        launch,
+        version,
+        tools={"ruby": "ruby"},
+    )
+
+
 SERVERS: list[Server] = [
     lighttpd_fastcgi("lighttpd-fcgi", 1),
     lighttpd_fastcgi("lighttpd-fcgi20", FASTCGI_PROCS_REPORT),
@@ -401,6 +449,8 @@ SERVERS: list[Server] = [
     rails("puma"),
     rails("thin"),
     rails("webrick"),
+    twisted(),
+    eventmachine(),
 ]
 
 if __name__ == "__main__":
