@@ -149,7 +149,8 @@ pub async fn exchange(stream: &mut TlsStream<TcpStream>, raw: &[u8]) -> String {
     String::from_utf8(out).unwrap()
 }
 
-/// Reads one response with a `Content-Length` body, within `CLIENT_TIMEOUT`: (head, body).
+/// Reads one response with a `Content-Length` body, within `CLIENT_TIMEOUT`: (head,
+/// body). The next request may be sent only once it is read.
 pub async fn read_response(stream: &mut TlsStream<TcpStream>) -> (String, Vec<u8>) {
     let reading = async {
         let mut buf = Vec::new();
@@ -167,6 +168,7 @@ pub async fn read_response(stream: &mut TlsStream<TcpStream>) -> (String, Vec<u8
                     assert!(n > 0, "closed with {} of {len} body bytes", body.len());
                     body.extend_from_slice(&chunk[..n]);
                 }
+                assert_eq!(body.len(), len, "read past the response: pipelined answers need `exchange`");
                 return (head, body);
             }
             let n = stream.read(&mut chunk).await.unwrap();
