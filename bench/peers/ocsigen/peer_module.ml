@@ -1,0 +1,2 @@
+(* The Eliom module ocsigenserver loads (<eliommodule module="peer.cmxs"/>). *)
+let () = Peer_services.register ()

@@ -1,0 +1,48 @@
+{-# LANGUAGE OverloadedStrings #-}
+-- | Warp (WAI) peer for the kiln benchmark suite: a bare WAI application on Warp.
+-- Run it with +RTS -N1 for one core; it reads PORT and STATIC_DIR.
+module Main (main) where
+
+import qualified Data.ByteString.Char8 as B
+import qualified Data.ByteString.Lazy.Char8 as L
+import qualified Data.Text as T
+import Network.HTTP.Types
+import Network.Wai
+import Network.Wai.Handler.Warp
+import System.Environment (lookupEnv)
+import System.FilePath ((</>))
+
+main :: IO ()
+main = do
+  port <- maybe 8080 read <$> lookupEnv "PORT"
+  static <- maybe "static" id <$> lookupEnv "STATIC_DIR"
+  let settings = setPort port $ setHost "127.0.0.1" defaultSettings
+  runSettings settings (keepAlive10 (app static))
+
+app :: FilePath -> Application
+app static req respond = case pathInfo req of
+  ["pong"] -> respond (plain "PONG")
+  ["hello"] -> respond (plain "Hello World!")
+  ["static", name]
+    | safe name -> respond (responseFile status200 [(hContentType, "text/plain")] (static </> T.unpack name) Nothing)
+  _ -> respond (responseLBS status404 [(hContentLength, "0")] "")
+
+-- | A fixed body with its length: without Content-Length an HTTP/1.0 answer must close.
+plain :: L.ByteString -> Response
+plain body = responseLBS status200 [(hContentType, "text/plain"), (hContentLength, B.pack (show (L.length body)))] body
+
+safe :: T.Text -> Bool
+safe name = not (T.null name) && T.head name /= '.'
+
+-- | Warp keeps an HTTP/1.0 keep-alive connection open but does not say so, and ab -k then
+-- waits for a close that never comes: answer the client's keep-alive with the header.
+keepAlive10 :: Middleware
+keepAlive10 inner req respond
+  | httpVersion req == http10, wantsKeepAlive req =
+      inner req (respond . mapResponseHeaders ((hConnection, "keep-alive") :))
+  | otherwise = inner req respond
+
+wantsKeepAlive :: Request -> Bool
+wantsKeepAlive req = fmap (B.map toLowerAscii) (lookup hConnection (requestHeaders req)) == Just "keep-alive"
+  where
+    toLowerAscii c = if c >= 'A' && c <= 'Z' then toEnum (fromEnum c + 32) else c
