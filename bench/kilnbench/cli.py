@@ -10,11 +10,12 @@ import shlex
 import sys
 from pathlib import Path
 
-from . import report
+from . import peercheck, report, reportdata, reportrun, reporttable
 from .install import Missing, ensure_python_module
 from .load import Settings
-from .runner import Plan, Runner
-from .servers import BY_NAME as SERVERS
+from .registry import BY_NAME as SERVERS
+from .registry import UNAVAILABLE
+from .runner import CANNOT_BE_HAD, Plan, Runner
 from .servers import Options, Paths
 from .workloads import BY_NAME as WORKLOADS
 from .workloads import GROUPS as WORKLOAD_GROUPS
@@ -22,6 +23,10 @@ from .workloads import WORKLOADS as ALL_WORKLOADS
 
 QUICK = Settings(duration_s=1, warmup_s=0, ab_requests=5_000, httperf_rate=500, idle_conns=500)
 """--quick: a smoke test of seconds, not a measurement."""
+
+REPORT_TABLES = Settings(duration_s=4, warmup_s=2, ab_requests=100_000, ab_time_limit_s=4)
+"""--report-table: each report's tool, every ab and httperf run capped at --duration seconds, so that
+all five tables take about half an hour (`bench/run` prints its estimate before it starts)."""
 
 
 def _names(text: str, known: dict, what: str, groups: dict[str, list[str]] | None = None) -> list:
@@ -63,12 +68,21 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--note", default="", help="a sentence for the run's README (e.g. that the machine was shared)")
     p.add_argument("--no-build", action="store_true", help="use the binaries already built")
     p.add_argument("--no-plots", action="store_true", help="skip the PNG charts")
-    p.add_argument("--report", type=Path, metavar="DIR", help="only rebuild summary.md and charts from DIR/raw.csv")
+    p.add_argument("--report", type=Path, metavar="DIR", help="only rebuild summary.md and charts from DIR/raw.csv "
+                   "(with --report-table: report-NNN.md and its charts from DIR/NNN/raw.csv)")
+    p.add_argument(
+        "--report-table",
+        metavar="NNN",
+        help=f"reproduce a report's table ({', '.join(reportdata.REPORT_IDS)} or all): its workloads with its tool, "
+        "on its systems that are registered and kiln [reps 2; duration 4 s caps every run; warm-up 2 s]",
+    )
+    p.add_argument("--check-peers", action="store_true", help="build and start each registered server (or --servers) "
+                   "and check its answers on the endpoints it claims; exit 1 if one that can be had fails")
     return p.parse_args(argv)
 
 
 def _settings(args: argparse.Namespace) -> Settings:
-    base = QUICK if args.quick else Settings()
+    base = QUICK if args.quick else REPORT_TABLES if args.report_table else Settings()
     overrides = {
         "duration_s": args.duration,
         "warmup_s": args.warmup,
@@ -76,7 +90,10 @@ def _settings(args: argparse.Namespace) -> Settings:
         "httperf_rate": args.httperf_rate,
         "idle_conns": args.idle_conns,
     }
-    return Settings(**(base.__dict__ | {k: v for k, v in overrides.items() if v is not None}))
+    settings = base.__dict__ | {k: v for k, v in overrides.items() if v is not None}
+    if args.report_table:
+        settings["ab_time_limit_s"] = settings["duration_s"]
+    return Settings(**settings)
 
 
 def _settings_lines(settings: Settings, reps: int) -> list[str]:
@@ -120,6 +137,10 @@ def _importable(module: str) -> bool:
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(sys.argv[1:] if argv is None else argv)
     root = Path(__file__).resolve().parents[2]
+    if args.report_table:
+        return _report_tables(args, root, argv)
+    if args.check_peers:
+        return _check_peers(args, root)
     if args.report:
         rows = report.read_rows(args.report / "raw.csv")
         table = report.write_summary(args.report, rows, f"kiln benchmark: {args.report.name}", "Rebuilt from raw.csv; the settings are in README.md.")
@@ -160,6 +181,55 @@ def main(argv: list[str] | None = None) -> int:
         _plots(out, table, install=not args.quick)
     print(f"bench/run: wrote {out}/summary.md", flush=True)
     return _verdict(outcome, servers, table, quick=args.quick)
+
+
+def _report_ids(text: str) -> list[str]:
+    ids = list(reportdata.REPORT_IDS) if text == "all" else [i.strip() for i in text.split(",") if i.strip()]
+    unknown = [i for i in ids if i not in reportdata.REPORT_IDS]
+    if unknown:
+        raise SystemExit(f"bench/run: unknown report {', '.join(unknown)} (known: {', '.join(reportdata.REPORT_IDS)}, all)")
+    return ids
+
+
+def _report_tables(args: argparse.Namespace, root: Path, argv: list[str] | None) -> int:
+    ids = _report_ids(args.report_table)
+    if args.report:
+        reportrun.rebuild(args.report.resolve(), ids, plots=not args.no_plots)
+        return 0
+    out = (args.out or root / "bench" / "results" / f"{datetime.date.today().isoformat()}-{args.label or 'reports'}").resolve()
+    out.mkdir(parents=True, exist_ok=True)
+    reps = args.reps or 2
+    settings = _settings(args)
+    _raise_fd_limit()
+    load_at_start = " ".join(f"{x:.2f}" for x in os.getloadavg())
+    invocation = shlex.join(["bench/run", *(sys.argv[1:] if argv is None else argv)])
+    try:
+        only = {s.name for s in _names(args.servers, SERVERS, "server")} if args.servers else None
+        ran = reportrun.run(ids, settings, reps, out, Paths(root), args.database, build=not args.no_build, only=only)
+    except Missing as e:
+        print(f"bench/run: {e}", file=sys.stderr)
+        return 2
+    reportrun.write_readme(out, ran, invocation, args.note, settings, reps, load_at_start)
+    if not args.no_plots and ensure_python_module("matplotlib", "matplotlib"):
+        for r in ran:
+            raw = report.read_rows(out / r.report.id / "raw.csv") if r.outcome else []
+            reporttable.write_charts(out, r.report, set(SERVERS), raw, UNAVAILABLE)
+    print(f"bench/run: wrote {out}/README.md and report-NNN.md", flush=True)
+    failures = [f for r in ran if r.outcome for f in r.outcome.kiln_failures]
+    for f in failures:
+        print(f"bench/run: kiln: {f}", file=sys.stderr)
+    return 1 if failures else 0
+
+
+def _check_peers(args: argparse.Namespace, root: Path) -> int:
+    for module, why in UNAVAILABLE.items():
+        print(f"{CANNOT_BE_HAD:<14} {module}: {why}", flush=True)
+    servers = _names(args.servers, SERVERS, "server") if args.servers else list(SERVERS.values())
+    out = (args.out or root / "bench" / "results" / f"{datetime.date.today().isoformat()}-check-peers").resolve()
+    verdicts = peercheck.check_all(servers, Paths(root), Options(args.database), out, build=not args.no_build)
+    failed = [v.server for v in verdicts if v.status == peercheck.FAILED]
+    print(f"bench/run: {len(verdicts) - len(failed)} of {len(verdicts)} servers ok or cannot be had; failed: {', '.join(failed) or 'none'}")
+    return 1 if failed else 0
 
 
 def _verdict(outcome, servers, table, quick: bool) -> int:

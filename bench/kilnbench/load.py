@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import selectors
+import signal
 import subprocess
 import sys
 import time
@@ -41,6 +42,9 @@ class Settings:
     httperf_calls: int = 10
     idle_conns: int = 10_000
     pipeline_depth: int = 16
+    ab_time_limit_s: int | None = None
+    """If set, ab stops after this many seconds even short of its -n (ab's -t), so that a slow
+    server cannot stretch a run of 100,000 requests; the report tables set it."""
 
 
 @dataclass
@@ -88,11 +92,14 @@ def wrk(port: int, path: str, conns: int, duration_s: int, pipeline_depth: int =
     return _run(argv, duration_s + GRACE_S, parse_wrk)
 
 
-def ab(port: int, path: str, conns: int, requests: int) -> Measurement:
-    """The hello-world round-up: `ab -r -k -n N -c C`."""
-    argv = ["ab", "-r", "-k", "-n", str(requests), "-c", str(conns), "-s", "10", f"http://127.0.0.1:{port}{path}"]
+def ab(port: int, path: str, conns: int, requests: int, time_limit_s: int | None = None) -> Measurement:
+    """The hello-world round-up: `ab -r -k -n N -c C`, with `-t T` first if `time_limit_s`
+    (ab's -t sets -n to 50,000, so -n must come after it)."""
+    capped = ["-t", str(time_limit_s)] if time_limit_s else []
+    argv = ["ab", "-r", "-k", *capped, "-n", str(requests), "-c", str(conns), "-s", "10", f"http://127.0.0.1:{port}{path}"]
     # Even a slow server (1,000 req/s) finishes 100,000 requests in 100 s.
-    return _run(argv, requests / 1000 + GRACE_S, parse_ab)
+    limit = min(requests / 1000, time_limit_s) if time_limit_s else requests / 1000
+    return _run(argv, limit + GRACE_S, parse_ab)
 
 
 def httperf(port: int, path: str, settings: Settings) -> Measurement:
@@ -105,6 +112,34 @@ def httperf(port: int, path: str, settings: Settings) -> Measurement:
         "--timeout", "5",
     ]  # fmt: skip
     return _run(argv, settings.duration_s + GRACE_S, parse_httperf)
+
+
+SNAP_HTTPERF = {"num-conns": 1000, "num-calls": 1000, "burst-length": 20, "rate": 1000}
+"""The Snap report's httperf settings: 1,000 connections opened at 1,000 a second, each sending
+1,000 requests pipelined 20 at a time (a million requests in all)."""
+
+
+def httperf_burst(port: int, path: str, cap_s: int) -> Measurement:
+    """The Snap report's httperf run, interrupted with SIGINT after `cap_s` seconds if it has not
+    finished: httperf then prints its report over what it did, as it did for the report's authors."""
+    argv = ["httperf", "--hog", "--server", "127.0.0.1", "--port", str(port), "--uri", path, "--timeout", "5"]
+    argv += [f"--{k}={v}" for k, v in SNAP_HTTPERF.items()]
+    command = _pinned(argv)
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        output, _ = process.communicate(timeout=cap_s)
+    except subprocess.TimeoutExpired:
+        process.send_signal(signal.SIGINT)
+        try:
+            output, _ = process.communicate(timeout=GRACE_S)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            output, _ = process.communicate()
+            raise LoadError(f"httperf ignored SIGINT for {GRACE_S}s", command, output) from None
+    try:
+        return Measurement(parse_httperf(output), command, output)
+    except ParseError as e:
+        raise LoadError(str(e), command, output) from None
 
 
 def idle(port: int, path: str, conns: int, while_held: Callable[[], None]) -> Measurement:

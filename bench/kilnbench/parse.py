@@ -31,6 +31,12 @@ class LoadResult:
     non2xx: int = 0
     socket_errors: int = 0
     timeouts: int = 0
+    failed: int | None = None
+    """Failures as the tool itself counts them (ab's "Failed requests", httperf's "Errors: total"),
+    which is what the reports quoted; None for a tool that has no such count."""
+    reply_rate_avg: float | None = None
+    """httperf's average reply rate over its 5-second samples (the Snap report's figure); None
+    when the run was too short for a sample."""
 
     @property
     def errors(self) -> int:
@@ -110,6 +116,9 @@ def parse_ab(text: str) -> LoadResult:
     non2xx = _search(r"^Non-2xx responses:\s+(\d+)", text)
     if non2xx:
         result.non2xx = int(non2xx.group(1))
+    total_failed = _search(r"^Failed requests:\s+(\d+)", text)
+    if total_failed:
+        result.failed = int(total_failed.group(1))
     failed = _search(r"^\s+\(Connect: (\d+), Receive: (\d+), Length: (\d+), Exceptions: (\d+)\)", text)
     if failed:
         # "Length" failures are bodies whose size differs from the first one:
@@ -139,9 +148,13 @@ def parse_httperf(text: str) -> LoadResult:
     if status:
         counts = [int(g) for g in status.groups()]
         result.non2xx = sum(counts) - counts[1]
+    samples = _search(r"^Reply rate \[replies/s\]: min [\d.]+ avg ([\d.]+) max [\d.]+ stddev [\d.]+ \((\d+) samples\)", text)
+    if samples and int(samples.group(2)) > 0:
+        result.reply_rate_avg = float(samples.group(1))
     errors = _search(r"^Errors: total (\d+) client-timo (\d+) socket-timo (\d+)", text)
     if errors:
         total_errors, client_timo, socket_timo = (int(g) for g in errors.groups())
+        result.failed = total_errors
         result.timeouts = client_timo + socket_timo
         result.socket_errors = total_errors - result.timeouts
     return result

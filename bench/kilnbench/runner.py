@@ -40,10 +40,13 @@ LOAD_TOOLS = {"taskset": "util-linux", "wrk": "wrk", "ab": "apache2-utils", "htt
 ROW_FIELDS = [
     "server", "workload", "rep", "status", "tool", "conns", "requests", "duration_s", "rps",
     "lat_mean_ms", "lat_p50_ms", "lat_p99_ms", "lat_max_ms", "non2xx", "socket_errors", "timeouts",
-    "errors", "rss_idle_kb", "rss_peak_kb", "cpu_s", "note",
+    "errors", "failed", "rss_idle_kb", "rss_peak_kb", "cpu_s", "note",
 ]  # fmt: skip
 
 READY_PATHS = ("/pong", "/hello", "/plaintext", "/")
+
+CANNOT_BE_HAD = "cannot be had"
+"""The status of a server whose tools cannot be installed here (a `(build)` row)."""
 
 
 @dataclass
@@ -71,7 +74,8 @@ class Outcome:
     started: float = field(default_factory=time.time)
 
 
-def _free_port() -> int:
+def free_port() -> int:
+    """A port on 127.0.0.1 that nothing listens on now."""
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
@@ -183,7 +187,7 @@ class Runner:
     def run(self) -> Outcome:
         try:
             self._ensure_load_tools()
-            ready = kiln_first_on_a_new_sqlite_file([s for s in self.plan.servers if self._build(s)], self.plan)
+            ready = kiln_first_on_a_new_sqlite_file([s for s in self.plan.servers if self.build(s)], self.plan)
             for rep in range(1, self.plan.reps + 1):
                 shift = (rep - 1) % max(len(ready), 1)
                 for server in ready[shift:] + ready[:shift]:
@@ -196,13 +200,16 @@ class Runner:
         for executable, package in LOAD_TOOLS.items():
             ensure_tool(executable, package, log=self.progress)
 
-    def _build(self, server: Server) -> bool:
+    def build(self, server: Server) -> bool:
+        """Fetch its tools and run its build steps (each once per run); False, with a row saying
+        why, if it cannot be built."""
         self.progress(f"build {server.name}")
         try:
             for executable, package in server.tools.items():
                 ensure_tool(executable, package, log=self.progress)
         except Missing as e:
-            self.row(server, "(build)", 0, "build failed", note=str(e))
+            self.row(server, "(build)", 0, CANNOT_BE_HAD, note=str(e))
+            self.progress(f"build {server.name}: cannot be had: {e}")
             return False
         for step in server.build(self.plan.paths) if self.plan.build else []:
             key = (tuple(step.argv), str(step.cwd))
@@ -234,7 +241,7 @@ class Runner:
 
     def _run_server(self, server: Server, rep: int) -> None:
         reps = self.plan.reps
-        port = _free_port()
+        port = free_port()
         try:
             launch = server.launch(self.plan.paths, port, self.plan.options)
         except Unsupported as e:
@@ -255,7 +262,7 @@ class Runner:
             probed: dict[str, bool] = {}
             warmed = False
             for workload in fresh_server_first(self.plan.workloads):
-                if server.workloads is not None and workload.name not in server.workloads:
+                if not runs(server, workload):
                     continue
                 if not self._probe(process, workload, rep, probed):
                     continue
@@ -328,12 +335,14 @@ class Runner:
         r = m.result
         conns = s.idle_conns if workload.tool == "idle" else workload.conns
         note = f"RSS after {r.requests:,} requests: {rss_after} KiB" if workload.tool == "views" else None
+        if r.reply_rate_avg is not None:
+            note = f"httperf average reply rate {r.reply_rate_avg:,.1f}/s"
         self.row(
             process.server, workload.name, rep, "ok", tool=workload.tool, conns=conns,
             requests=r.requests, duration_s=r.duration_s, rps=_round(r.rps, 1),
             lat_mean_ms=_round(r.lat_mean_ms, 3), lat_p50_ms=_round(r.lat_p50_ms, 3),
             lat_p99_ms=_round(r.lat_p99_ms, 3), lat_max_ms=_round(r.lat_max_ms, 3),
-            non2xx=r.non2xx, socket_errors=r.socket_errors, timeouts=r.timeouts, errors=r.errors,
+            non2xx=r.non2xx, socket_errors=r.socket_errors, timeouts=r.timeouts, errors=r.errors, failed=r.failed,
             rss_idle_kb=rss_idle, rss_peak_kb=sampler.peak_kb,
             cpu_s=round(procfs.cpu_seconds(pid) - cpu_before, 2), note=note,
         )  # fmt: skip
@@ -353,7 +362,9 @@ class Runner:
         if workload.tool == "wrk-pipeline":
             return load.wrk(port, workload.path, workload.conns, s.duration_s, s.pipeline_depth)
         if workload.tool == "ab":
-            return load.ab(port, workload.path, workload.conns, s.ab_requests)
+            return load.ab(port, workload.path, workload.conns, workload.requests or s.ab_requests, s.ab_time_limit_s)
+        if workload.tool == "httperf-burst":
+            return load.httperf_burst(port, workload.path, s.duration_s)
         if workload.tool == "httperf":
             return load.httperf(port, workload.path, s)
         if workload.tool == "idle":
@@ -365,6 +376,13 @@ class Runner:
     def _save_output(self, server: Server, workload: Workload, rep: int, output: str) -> None:
         safe = server.name.replace("+", "-plus-")
         (self.plan.out / "output" / f"{safe}-{workload.name}-rep{rep}.txt").write_text(output)
+
+
+def runs(server: Server, workload: Workload) -> bool:
+    """Whether `server` runs `workload`: all of them, or those its `workloads` names, directly or
+    through the workload's family (a report's tool on a contract endpoint)."""
+    only = server.workloads
+    return only is None or workload.name in only or (workload.family is not None and workload.family in only)
 
 
 def kiln_first_on_a_new_sqlite_file(servers: list[Server], plan: Plan) -> list[Server]:

@@ -139,7 +139,10 @@ class Workload:
     mix: Mix | None = None
     """For a `/mix` workload: its mode and `every`."""
     requests: int = 0
-    """For `views`: how many requests."""
+    """For `views`: how many requests; for `ab`, if set, the report's own -n (else --ab-requests)."""
+    family: str | None = None
+    """The contract workload whose endpoint this one loads in another way (a report's tool): a
+    server whose `workloads` names the family runs it too."""
 
 
 def mix_name(mode: str, every: int, conns: int) -> str:
@@ -160,6 +163,37 @@ def _mix(mode: str, every: int, conns: int) -> Workload:
         mix=Mix(mode, every),
     )
 
+
+REPORT_WORKLOADS: list[Workload] = [
+    Workload(
+        "static-ab", "/static/hello.txt", "ab", _exactly(b"Hello, World!"), "the 13-byte file with ab -r -k -c 100 (Ocsigen report)",
+        default=False, quick=False, family="static",
+    ),
+    Workload(
+        "wiki-ab", WIKI_PAGE, "ab", _wiki_page, "the wiki page, rendered per request, with ab -r -k -c 100 (Ocsigen report)",
+        default=False, quick=False, family="wiki",
+    ),
+    Workload(
+        "pong-httperf-burst", "/pong", "httperf-burst", _exactly(b"PONG"),
+        "Snap's pong: httperf --num-conns 1000 --num-calls 1000 --burst-length 20 --rate 1000",
+        default=False, quick=False, family="pong",
+    ),
+    Workload(
+        "file-httperf-burst", "/static/64k.bin", "httperf-burst", _length(64 << 10),
+        "Snap's file (a 64 KiB file for its 50 KB PNG): httperf --num-calls 1000 --burst-length 20 --rate 1000",
+        default=False, quick=False, family="static",
+    ),
+    Workload(
+        "bigtable-ab", f"/bigtable?rows={BIGTABLE_ROWS}&cols={BIGTABLE_COLS}", "ab", _bigtable,
+        f"Yesod bigtable ({BIGTABLE_ROWS}x{BIGTABLE_COLS}) with ab -r -k -c 10", conns=10,
+        default=False, quick=False, family="bigtable",
+    ),
+    Workload(
+        "hello-ab-c50", "/hello", "ab", _exactly(b"Hello World!"), "the round-up's first post: ab -r -k -n 15000 -c 50",
+        conns=50, requests=15_000, default=False, quick=False, family="hello",
+    ),
+]  # fmt: skip
+"""Workloads that only the reports' tables run (`bench/run --report-table`), each with its report's tool."""
 
 WORKLOADS: list[Workload] = [
     Workload("pong", "/pong", "wrk", _exactly(b"PONG"), "Snap's pong, keep-alive"),
@@ -195,10 +229,11 @@ WORKLOADS: list[Workload] = [
         quick=False,
         requests=WIKI_VIEWS,
     ),
-    Workload("hello-ab", "/hello", "ab", _exactly(b"Hello World!"), "hello-world round-up: ab -r -k -c 100"),
+    Workload("hello-ab", "/hello", "ab", _exactly(b"Hello World!"), "hello-world round-up: ab -r -k -c 100", family="hello"),
     Workload("pong-httperf", "/pong", "httperf", _exactly(b"PONG"), "Snap's pong at a fixed rate (httperf)"),
     Workload("static-httperf", "/static/hello.txt", "httperf", _exactly(b"Hello, World!"), "Snap's file at a fixed rate"),
     Workload("idle-10k", "/pong", "idle", _exactly(b"PONG"), "memory with 10,000 idle keep-alive connections"),
+    *REPORT_WORKLOADS,
 ]
 
 BY_NAME = {w.name: w for w in WORKLOADS}
