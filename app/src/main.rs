@@ -31,6 +31,8 @@ struct Args {
     #[arg(long, env = "KILN_SHUTDOWN_GRACE", default_value_t = 10)]
     shutdown_grace: u64,
     #[command(flatten)]
+    edge: EdgeArgs,
+    #[command(flatten)]
     limits: LimitArgs,
     #[command(flatten)]
     db: database::DbArgs,
@@ -47,6 +49,21 @@ struct Args {
     /// Access log lines as JSON objects instead of Combined Log Format.
     #[arg(long, env = "KILN_ACCESS_LOG_JSON")]
     access_log_json: bool,
+}
+
+/// Behind a load balancer: who to believe about the client, and how to leave the pool.
+#[derive(Debug, clap::Args)]
+struct EdgeArgs {
+    /// Connections from trusted proxies open with a PROXY protocol (v1 or v2) header.
+    #[arg(long, env = "KILN_PROXY_PROTOCOL")]
+    proxy_protocol: bool,
+    /// Proxies believed about the client (PROXY header, Forwarded, X-Forwarded-For):
+    /// addresses or CIDR ranges, comma-separated.
+    #[arg(long, env = "KILN_TRUSTED_PROXY", default_value = "")]
+    trusted_proxy: kiln_http::TrustedProxies,
+    /// Seconds SIGTERM keeps serving, with /healthz answering 503, before it stops accepting.
+    #[arg(long, env = "KILN_DRAIN_DELAY", default_value_t = kiln_http::DRAIN_DELAY.as_secs_f64())]
+    drain_delay: f64,
 }
 
 /// The connection engine's limits; each defaults to the `kiln_http` constant it names.
@@ -87,7 +104,10 @@ fn main() -> ExitCode {
     let mut server = Server::new()
         .listen(args.listen)
         .limits(args.limits.limits())
-        .shutdown_grace(Duration::from_secs(args.shutdown_grace));
+        .shutdown_grace(Duration::from_secs(args.shutdown_grace))
+        .proxy_protocol(args.edge.proxy_protocol)
+        .trusted_proxies(args.edge.trusted_proxy.clone())
+        .drain_delay(Duration::from_secs_f64(args.edge.drain_delay.max(0.0)));
     server = args.tls.apply(server);
     if let Some(n) = args.workers {
         server = server.workers(n);
@@ -120,6 +140,8 @@ fn main() -> ExitCode {
         move |_worker| state::Worker::new(&databases, &settings)
     })
     .access_log(log)
+    .trusted_proxies(args.edge.trusted_proxy)
+    .mount(kiln::healthz(server.readiness()))
     .mount(bench_routes::mount)
     .mount(techempower::mount)
     .mount(site::mount)

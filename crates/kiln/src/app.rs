@@ -197,6 +197,15 @@ impl<S: 'static> App<S> {
         self
     }
 
+    /// The proxies (load balancers) whose `Forwarded` / `X-Forwarded-For` headers name
+    /// the client, for [`ClientAddr`](crate::ClientAddr) and the access log; usually
+    /// the list given to [`Server::trusted_proxies`](kiln_http::Server::trusted_proxies).
+    /// Nobody by default.
+    pub fn trusted_proxies(mut self, trusted: kiln_http::TrustedProxies) -> Self {
+        self.config.trusted_proxies = trusted;
+        self
+    }
+
     /// Applies `f`: lets a module add its routes with one line,
     /// `app.mount(bench_routes::mount)`.
     pub fn mount(self, f: impl FnOnce(Self) -> Self) -> Self {
@@ -210,7 +219,8 @@ impl<S: 'static> App<S> {
             return Err(e);
         }
         let router = Router::build(self.routes, self.fallback)?;
-        Ok(AppFactory::new(router, self.config, self.trailing_slash, self.state, self.log))
+        let log = self.log.map(|log| log.trusted_proxies(self.config.trusted_proxies.clone()));
+        Ok(AppFactory::new(router, self.config, self.trailing_slash, self.state, log))
     }
 }
 

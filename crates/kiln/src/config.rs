@@ -4,7 +4,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use kiln_http::Response;
+use kiln_http::{Response, TrustedProxies};
 
 use crate::key::Key;
 use crate::rejection::Rejection;
@@ -27,6 +27,8 @@ pub(crate) struct Config {
     pub(crate) session_ttl: Duration,
     /// Whether session and CSRF cookies carry `Secure`.
     pub(crate) secure_cookies: bool,
+    /// Whose `Forwarded` / `X-Forwarded-For` name the client ([`ClientAddr`](crate::ClientAddr)).
+    pub(crate) trusted_proxies: TrustedProxies,
 }
 
 impl Default for Config {
@@ -38,6 +40,7 @@ impl Default for Config {
             key: None,
             session_ttl: DEFAULT_SESSION_TTL,
             secure_cookies: false,
+            trusted_proxies: TrustedProxies::none(),
         }
     }
 }

@@ -148,17 +148,14 @@ impl Serving {
 
     /// Serves until SIGTERM or SIGINT, until a worker stops on its own, or until a
     /// worker's state fails to build; then shuts down gracefully, waits for the workers
-    /// and flushes and stops the access log.
+    /// and flushes and stops the access log. SIGTERM drains first and SIGUSR2 hands the
+    /// listeners over to a new process, as [`ServerHandle::until_signal`] says.
     pub fn run_until_signal(mut self) -> Result<(), ServeError> {
         let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(ServeError::Signals)?;
         let first = rt
             .block_on(async {
-                use tokio::signal::unix::{SignalKind, signal};
-                let mut term = signal(SignalKind::terminate())?;
-                let mut int = signal(SignalKind::interrupt())?;
                 let first = tokio::select! {
-                    _ = term.recv() => None,
-                    _ = int.recv() => None,
+                    signalled = self.handle.until_signal() => signalled.map(|()| None)?,
                     event = self.events.recv() => event,
                 };
                 Ok::<_, std::io::Error>(first)

@@ -47,6 +47,7 @@ pub struct AccessLog {
     shared: Arc<Shared>,
     format: LogFormat,
     writer: Arc<Mutex<Option<JoinHandle<()>>>>,
+    trusted: kiln_http::TrustedProxies,
 }
 
 impl AccessLog {
@@ -61,7 +62,16 @@ impl AccessLog {
             .name("kiln-access-log".into())
             .spawn(move || writer::run(target, rx, for_thread))
             .expect("spawn the access log writer thread");
-        AccessLog { shared, format, writer: Arc::new(Mutex::new(Some(writer))) }
+        AccessLog { shared, format, writer: Arc::new(Mutex::new(Some(writer))), trusted: Default::default() }
+    }
+
+    /// Logs as the client the address a trusted proxy names in `Forwarded` or
+    /// `X-Forwarded-For` (see [`TrustedProxies::client_ip`](kiln_http::TrustedProxies::client_ip)),
+    /// rather than the connection's peer. An [`App`](crate::App)'s log gets the app's
+    /// [trusted proxies](crate::App::trusted_proxies).
+    pub fn trusted_proxies(mut self, trusted: kiln_http::TrustedProxies) -> Self {
+        self.trusted = trusted;
+        self
     }
 
     /// Wraps a worker's service so that each of its requests is logged.

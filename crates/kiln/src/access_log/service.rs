@@ -8,7 +8,7 @@ use std::rc::{Rc, Weak};
 use std::sync::Arc;
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
-use kiln_http::{Request, Response, Service, Version};
+use kiln_http::{Request, Response, Service, TrustedProxies, Version};
 
 use super::AccessLog;
 use super::format::{Clock, Line, LogFormat};
@@ -43,6 +43,7 @@ impl<S> Logged<S> {
                 epoch: Cell::new(Epoch::now()),
                 remote: RefCell::new(Remote::default()),
                 format: l.format,
+                trusted: l.trusted.clone(),
                 shared: Arc::clone(&l.shared),
             })
         });
@@ -83,6 +84,7 @@ struct WorkerLog {
     /// The last client address, rendered: most requests come from one.
     remote: RefCell<Remote>,
     format: LogFormat,
+    trusted: TrustedProxies,
     shared: Arc<Shared>,
 }
 
@@ -138,7 +140,7 @@ impl WorkerLog {
         }
         let mut remote = self.remote.borrow_mut();
         let line = Line {
-            remote: remote.render(req.peer_addr().ip()),
+            remote: remote.render(self.trusted.client_ip(req)),
             method: req.method(),
             target: req.target(),
             version: match req.version() {
