@@ -21,7 +21,6 @@ from pathlib import Path
 from string import Template
 
 from .servers import Launch, Options, Paths, Server, Step, Unsupported, _first_line, _output, _peer_env, is_postgres
-from .workloads import WORKLOADS
 
 APT_TIMEOUT_S = 900
 """Longest `apt-get install` may take, waiting for another apt-get's lock included."""
@@ -41,9 +40,6 @@ APACHE_EVENT_THREADS = 100
 
 PUMA_THREADS = 5
 """Puma's thread pool, as a generated Rails 6.1 app configures it."""
-
-MIX_WORKLOADS = frozenset(w.name for w in WORKLOADS if w.mix is not None)
-"""Everything the non-blocking report's stack runs: the `/mix` table."""
 
 RAILS_PACKAGES = ("ruby-rails", "ruby-webrick")
 EM_PACKAGES = ("ruby-eventmachine", "ruby-http-parser.rb")
@@ -109,7 +105,6 @@ def _lighttpd(
     handler: str,
     build=lambda paths: [],
     values=lambda paths: {},
-    workloads: frozenset[str] | None = None,
     tools: dict[str, str] | None = None,
     also: list[str] | None = None,
 ) -> Server:
@@ -138,7 +133,7 @@ def _lighttpd(
         lighttpd = _first_line([_sbin("lighttpd"), "-v"]).split(" - ")[0]
         return f"{lighttpd}, {_first_line(also)}" if also else lighttpd
 
-    return Server(name, description, build, launch, version, tools={"lighttpd": "lighttpd", **(tools or {})}, workloads=workloads)
+    return Server(name, description, build, launch, version, tools={"lighttpd": "lighttpd", **(tools or {})})
 
 
 def _max_fds() -> int:
@@ -204,7 +199,7 @@ def _python_for_cgi() -> str:
 def cgi_bigtable(language: str) -> Server:
     """The Yesod report's CGI bigtable program in C, Perl or Python, under lighttpd's mod_cgi:
     one process forked and exec'd per request."""
-    name = f"cgi-bigtable-{language}"
+    name = f"cgi-{language}"
     source = {"c": "bigtable.c", "perl": "bigtable.pl", "python": "bigtable.py"}[language]
 
     def script(paths: Paths) -> Path:
@@ -236,7 +231,6 @@ def cgi_bigtable(language: str) -> Server:
         CGI,
         build=build,
         values=values,
-        workloads=frozenset({"bigtable"}),
         tools=tools,
         also=also[language],
     )
@@ -272,15 +266,20 @@ PHP_ROUTES = """<FilesMatch "\\.php$$">
 Alias /pong "$php/pong.php"
 Alias /hello "$php/hello.php"
 Alias /plaintext "$php/plaintext.php"
-Alias /json "$php/json.php\""""
+Alias /json "$php/json.php"
+"""
 
 STATIC_ALIAS = """<Directory "$static">
     Require all granted
 </Directory>
-Alias /static/ "$static/\""""
+Alias /static/ "$static/"
+"""
 
 
-def _apache(name: str, description: str, mpm: str, mpm_settings: str, modules: str, handler: str, tools: dict[str, str], build) -> Server:
+def _apache(name: str, description: str, mpm: str, mpm_settings: str, modules: str, handler: str, build) -> Server:
+    """Apache 2.4 in the foreground with peers/apache/httpd.conf.template, the `mpm` and its
+    settings, extra `modules` and what it serves (`handler`, a template itself)."""
+
     def launch(paths: Paths, port: int, opts: Options) -> Launch:
         home = _home(paths, name)
         (home / "empty").mkdir(parents=True, exist_ok=True)
@@ -303,7 +302,7 @@ def _apache(name: str, description: str, mpm: str, mpm_settings: str, modules: s
         apache = _first_line([_sbin("apache2"), "-v"]).removeprefix("Server version: ")
         return f"{apache}, PHP {_dpkg_version('libapache2-mod-php8.2')}" if "php" in name else apache
 
-    return Server(name, description, build, launch, version, tools=tools)
+    return Server(name, description, build, launch, version, tools={"apache2": "apache2"})
 
 
 def apache_php() -> Server:
@@ -316,7 +315,6 @@ def apache_php() -> Server:
         PREFORK,
         "LoadModule php_module /usr/lib/apache2/modules/libphp8.2.so",
         PHP_ROUTES,
-        {"apache2": "apache2"},
         lambda paths: [debian_packages(paths, "libapache2-mod-php")],
     )
 
@@ -330,10 +328,8 @@ def apache_file() -> Server:
         EVENT_ONE_PROCESS,
         "",
         STATIC_ALIAS,
-        {"apache2": "apache2"},
         lambda paths: [],
     )
-
 
 
 # ---------------------------------------------------------------- Rails
@@ -389,7 +385,6 @@ def rails(server: str) -> Server:
     )
 
 
-
 # ---------------------------------------------------------------- twisted, EventMachine
 
 
@@ -437,9 +432,34 @@ def eventmachine() -> Server:
     )
 
 
+
+def ruby_em_pg() -> Server:
+    """The non-blocking Ruby report's stack: EventMachine + fibers + ruby-pg's async API, serving
+    /mix/blocking and /mix/async on the run's PostgreSQL."""
+
+    def launch(paths: Paths, port: int, opts: Options) -> Launch:
+        if not is_postgres(opts.database_url):
+            raise Unsupported("the non-blocking report's stack needs PostgreSQL: run with --database postgres://...")
+        return Launch(["ruby", str(paths.peers / "ruby-em-pg" / "server.rb")], _peer_env(paths, port, opts))
+
+    def version(paths: Paths) -> str:
+        pg = _first_line(["ruby", "-e", 'require "pg"; print "ruby-pg #{PG::VERSION} (libpq #{PG.library_version})"'])
+        return f"EventMachine {_dpkg_version('ruby-eventmachine')}, {pg}, {_ruby_version()}"
+
+    return Server(
+        "ruby-em-pg",
+        "Ruby EventMachine + fibers + ruby-pg async API, one reactor; async: 4 connections for short queries, "
+        "16 for long; blocking: one connection that blocks the reactor",
+        lambda paths: [debian_packages(paths, "ruby-pg", *EM_PACKAGES)],
+        launch,
+        version,
+        tools={"ruby": "ruby"},
+    )
+
+
 SERVERS: list[Server] = [
-    lighttpd_fastcgi("lighttpd-fcgi", 1),
-    lighttpd_fastcgi("lighttpd-fcgi20", FASTCGI_PROCS_REPORT),
+    lighttpd_fastcgi("lighttpd-fcgi-1", 1),
+    lighttpd_fastcgi("lighttpd-fcgi-20", FASTCGI_PROCS_REPORT),
     lighttpd_file(),
     cgi_bigtable("c"),
     cgi_bigtable("perl"),
@@ -451,6 +471,7 @@ SERVERS: list[Server] = [
     rails("webrick"),
     twisted(),
     eventmachine(),
+    ruby_em_pg(),
 ]
 
 if __name__ == "__main__":
