@@ -64,6 +64,7 @@ impl Service for TestService {
                 res.set_body_file(file, 2, 10);
             }
             "/no-content" => res.set_status(StatusCode::NO_CONTENT),
+            "/peer" => res.body_mut().extend_from_slice(req.peer_addr().to_string().as_bytes()),
             _ => {
                 let line = format!("{} {} {}", req.method(), req.target(), req.body().len());
                 res.body_mut().extend_from_slice(line.as_bytes());
