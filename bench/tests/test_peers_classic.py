@@ -128,6 +128,7 @@ class ApacheTest(ScratchCheckout):
         self.assertIn(f"MaxRequestWorkers {peers_classic.APACHE_PREFORK_WORKERS}", text)
         self.assertIn(f'Alias /pong "{self.paths.peers / "apache" / "php" / "pong.php"}"', text)
         self.assertIn('<FilesMatch "\\.php$">', text)
+        self.assertIn(f'Alias /static/ "{self.paths.static}/"', text, "the Snap report's Apache served the file too")
 
     def test_a_path_it_lacks_is_a_404_not_a_403(self):
         launch = self.launch("apache")

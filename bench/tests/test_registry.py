@@ -7,7 +7,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from kilnbench.cli import _names  # noqa: E402
-from kilnbench.servers import BY_NAME as SERVERS  # noqa: E402
+from kilnbench.registry import BY_NAME as SERVERS  # noqa: E402
 from kilnbench.servers import DB_WORKLOADS, Options, Paths, Unsupported, _locked_version  # noqa: E402
 from kilnbench.workloads import BY_NAME as WORKLOADS  # noqa: E402
 from kilnbench.workloads import GROUPS, MIX_CONNS, MIX_EVERIES, MIX_MODES  # noqa: E402

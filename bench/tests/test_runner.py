@@ -40,14 +40,14 @@ class BuildTest(unittest.TestCase):
         self.tmp.cleanup()
 
     def test_a_step_shared_by_two_servers_runs_once(self):
-        self.assertTrue(self.runner._build(self.ok))
-        self.assertTrue(self.runner._build(self.ok_twin))
+        self.assertTrue(self.runner.build(self.ok))
+        self.assertTrue(self.runner.build(self.ok_twin))
         self.assertEqual(self.marker.read_text(), "x\n")
         self.assertEqual(self.runner.outcome.versions, {"ok": "1.0", "ok+twin": "1.0"})
 
     def test_a_failed_build_is_a_row_for_every_server_sharing_it(self):
-        self.assertFalse(self.runner._build(self.broken))
-        self.assertFalse(self.runner._build(self.broken_twin))
+        self.assertFalse(self.runner.build(self.broken))
+        self.assertFalse(self.runner.build(self.broken_twin))
         rows = self.runner.outcome.rows
         self.assertEqual([r["server"] for r in rows], ["broken", "broken+twin"])
         for r in rows:

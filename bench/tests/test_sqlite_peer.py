@@ -9,7 +9,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from kilnbench.load import Settings  # noqa: E402
 from kilnbench.runner import Plan, kiln_first_on_a_new_sqlite_file  # noqa: E402
-from kilnbench.servers import BY_NAME as SERVERS  # noqa: E402
+from kilnbench.registry import BY_NAME as SERVERS  # noqa: E402
 from kilnbench.servers import DB_WORKLOADS, Options, Paths, Unsupported, _locked_version, sqlite_path  # noqa: E402
 
 PATHS = Paths(Path("/nonexistent"))

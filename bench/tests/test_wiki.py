@@ -11,7 +11,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from kilnbench.runner import fresh_server_first  # noqa: E402
 from kilnbench.samepage import differences  # noqa: E402
 from kilnbench.samepage import main as samepage_main  # noqa: E402
-from kilnbench.servers import BY_NAME as SERVERS  # noqa: E402
+from kilnbench.registry import BY_NAME as SERVERS  # noqa: E402
 from kilnbench.servers import WIKI_WORKLOADS, Options, Paths, Unsupported, _locked_version  # noqa: E402
 from kilnbench.workloads import BY_NAME as WORKLOADS  # noqa: E402
 from kilnbench.workloads import WIKI_COMMENTS, WIKI_VIEWS, WORKLOADS as ALL  # noqa: E402
