@@ -14,6 +14,9 @@
 //!   `503` beyond it; a panicking service costs one `500`.
 //! - Graceful shutdown on SIGTERM and SIGINT: every request already sent is answered,
 //!   with `Connection: close`, and idle connections are closed.
+//! - HTTPS in process (feature `tls`, rustls on ring): TLS 1.2 and 1.3, ALPN, a bounded
+//!   handshake, session tickets, the certificate reloaded on SIGHUP, HSTS, and a
+//!   redirecting plain-HTTP service; see `docs/tls.md` (module `tls_guide`).
 //!
 //! This crate knows nothing of routing or HTML; the `kiln` framework builds on it.
 //!
@@ -32,6 +35,12 @@
 //! let server = Server::new().workers(1).serve(|_| service_fn(pong)).unwrap();
 //! server.run_until_signal().unwrap();
 //! ```
+
+/// The HTTPS guide: running with TLS, renewing the certificate, the redirect, HSTS,
+/// and why ring (`docs/tls.md`).
+#[cfg(feature = "tls")]
+#[doc = include_str!("../../../docs/tls.md")]
+pub mod tls_guide {}
 
 mod chunked;
 mod config;
