@@ -1,0 +1,50 @@
+//! `/healthz` follows the engine: 200 while serving, 503 from SIGTERM on, through the
+//! drain delay during which the server still answers, then the server stops.
+//! Alone in its test binary: it sends SIGTERM to its own process.
+
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::time::{Duration, Instant};
+
+use kiln::App;
+use kiln::http::Server;
+
+fn status(addr: SocketAddr) -> Option<u16> {
+    let mut s = TcpStream::connect(addr).ok()?;
+    s.set_read_timeout(Some(Duration::from_secs(10))).ok()?;
+    s.write_all(b"GET /healthz HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n").ok()?;
+    let mut out = Vec::new();
+    let _ = s.read_to_end(&mut out);
+    std::str::from_utf8(out.get(9..12)?).ok()?.parse().ok()
+}
+
+fn poll(what: &str, mut done: impl FnMut() -> bool) {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !done() {
+        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+#[test]
+fn healthz_answers_503_once_sigterm_begins_the_drain_and_the_server_stops_after_it() {
+    // Once a SIGTERM handler is registered the signal never takes the default action
+    // (ending this process), even before the server installs its own.
+    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    let _guard = rt.enter();
+    let _term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).unwrap();
+
+    let server = Server::new().listen("127.0.0.1:0").workers(1).drain_delay(Duration::from_secs(2));
+    let app = App::new(|_| ()).mount(kiln::healthz(server.readiness()));
+    let serving = kiln::serve(app, server).unwrap();
+    let addr = serving.local_addr();
+    let run = std::thread::spawn(move || serving.run_until_signal());
+    poll("/healthz to answer 200", || status(addr) == Some(200));
+
+    let kill = std::process::Command::new("kill").arg("-TERM").arg(std::process::id().to_string()).status();
+    assert!(kill.unwrap().success());
+    // During the drain delay the server still answers, and says it is draining.
+    poll("/healthz to answer 503", || status(addr) == Some(503));
+    poll("the server to stop accepting", || TcpStream::connect(addr).is_err());
+    run.join().unwrap().unwrap();
+}
