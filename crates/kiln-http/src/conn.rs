@@ -94,7 +94,7 @@ pub(crate) async fn serve<S: Service, T: Transport>(
         // reset the connection and could destroy that answer before it is read.
         conn.linger().await;
     } else if finished {
-        conn.stream.close(Instant::now() + LINGER_TIME).await;
+        conn.stream.close(LINGER_TIME).await;
     }
     conn.worker.close_connection(conn.slot);
 }

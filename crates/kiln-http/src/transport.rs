@@ -5,10 +5,10 @@
 use std::future::Future;
 use std::io;
 use std::task::{Context, Poll};
+use std::time::Duration;
 
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::TcpStream;
-use tokio::time::Instant;
 
 pub(crate) trait Transport: AsyncRead + AsyncWrite + Unpin + 'static {
     /// The TCP socket underneath, for socket options.
@@ -33,9 +33,9 @@ pub(crate) trait Transport: AsyncRead + AsyncWrite + Unpin + 'static {
     /// `Strict-Transport-Security` value to add to each response, if any.
     fn hsts(&self) -> Option<&[u8]>;
 
-    /// Ends the stream in an orderly way by `deadline` (TLS: `close_notify`), so that
+    /// Ends the stream in an orderly way within `limit` (TLS: `close_notify`), so that
     /// the client can tell a complete close-delimited answer from a cut connection.
-    fn close(&mut self, deadline: Instant) -> impl Future<Output = ()>;
+    fn close(&mut self, limit: Duration) -> impl Future<Output = ()>;
 }
 
 impl Transport for TcpStream {
@@ -75,5 +75,5 @@ impl Transport for TcpStream {
     }
 
     /// Closing the socket is the whole close.
-    async fn close(&mut self, _deadline: Instant) {}
+    async fn close(&mut self, _limit: Duration) {}
 }

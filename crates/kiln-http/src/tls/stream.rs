@@ -6,10 +6,11 @@ use std::io::{self, IoSlice};
 use std::pin::{Pin, pin};
 use std::rc::Rc;
 use std::task::{Context, Poll, Waker};
+use std::time::Duration;
 
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, ReadBuf};
 use tokio::net::TcpStream;
-use tokio::time::{Instant, timeout_at};
+use tokio::time::timeout;
 use tokio_rustls::server::TlsStream;
 
 use crate::transport::Transport;
@@ -70,8 +71,8 @@ impl Transport for TlsConn {
         self.hsts.as_deref()
     }
 
-    async fn close(&mut self, deadline: Instant) {
-        let _ = timeout_at(deadline, self.inner.shutdown()).await;
+    async fn close(&mut self, limit: Duration) {
+        let _ = timeout(limit, self.inner.shutdown()).await;
     }
 }
 
