@@ -27,6 +27,11 @@ impl CertStore {
         Ok(CertStore { cert: cert.to_owned(), key: key.to_owned(), provider, current: RwLock::new(current) })
     }
 
+    /// The certificate file, for messages.
+    pub(crate) fn cert_path(&self) -> &Path {
+        &self.cert
+    }
+
     /// Reads the files again. New handshakes get the new certificate; on any error the
     /// one in use stays, and the message names the file at fault.
     pub(crate) fn reload(&self) -> Result<(), String> {
