@@ -24,7 +24,7 @@ from .workloads import WORKLOADS as ALL_WORKLOADS
 QUICK = Settings(duration_s=1, warmup_s=0, ab_requests=5_000, httperf_rate=500, idle_conns=500)
 """--quick: a smoke test of seconds, not a measurement."""
 
-REPORT_TABLES = Settings(duration_s=4, warmup_s=2, ab_requests=100_000, ab_time_limit_s=4)
+REPORT_TABLES = Settings(duration_s=4, warmup_s=1, ab_requests=100_000, ab_time_limit_s=4)
 """--report-table: each report's tool, every ab and httperf run capped at --duration seconds, so that
 all five tables take about half an hour (`bench/run` prints its estimate before it starts)."""
 
@@ -74,7 +74,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
         "--report-table",
         metavar="NNN",
         help=f"reproduce a report's table ({', '.join(reportdata.REPORT_IDS)} or all): its workloads with its tool, "
-        "on its systems that are registered and kiln [reps 2; duration 4 s caps every run; warm-up 2 s]",
+        "on its systems that are registered and kiln [reps 2; duration 4 s caps every run; warm-up 1 s]",
     )
     p.add_argument("--check-peers", action="store_true", help="build and start each registered server (or --servers) "
                    "and check its answers on the endpoints it claims; exit 1 if one that can be had fails")

@@ -48,15 +48,20 @@ def servers_for(rep: reportdata.Report) -> tuple[list, list[str]]:
     return [SERVERS[n] for n in kilns + chosen if n in SERVERS], missing
 
 
+def pairs_for(rep: reportdata.Report) -> set[tuple[str, str]]:
+    """The (server, workload) pairs a report's rows need: each row's system and its kiln variant."""
+    rows = [r for t in rep.tables for r in t.rows]
+    return {(n, r.workload) for r in rows for n in (r.kiln, _chosen(r)) if n in SERVERS}
+
+
 def estimate_s(reports: list[reportdata.Report], settings: Settings, reps: int) -> float:
     """Seconds a run should take once everything is built: every (server, workload) pair the
     rows name, each with its warm-up and its load (ab and httperf are capped at the duration)."""
     total = 0.0
     for rep in reports:
         servers, _ = servers_for(rep)
-        rows = [r for t in rep.tables for r in t.rows]
-        pairs = {(r.workload, n) for r in rows for n in (r.kiln, _chosen(r)) if n in SERVERS}
-        total += reps * (len(pairs) * (settings.warmup_s + settings.duration_s) + len(servers) * STARTUP_S)
+        load_s = sum(settings.warmup_s + max(settings.duration_s, WORKLOADS[w].time_floor_s) for _, w in pairs_for(rep))
+        total += reps * (load_s + len(servers) * STARTUP_S)
     return total
 
 
@@ -98,8 +103,10 @@ def run(
             continue
         workloads = [WORKLOADS[w] for w in rep.workloads]
         options = Options(database if rep.id in NEEDS_POSTGRES else None)
-        log(f"bench/run: report {rep.id}: {len(servers)} servers × {len(workloads)} workloads × {reps} reps", flush=True)
-        outcome = Runner(Plan(servers, workloads, settings, reps, sub, paths, options, build=build), log=log).run()
+        pairs = frozenset(pairs_for(rep))
+        log(f"bench/run: report {rep.id}: {len(servers)} servers, {len(pairs)} (server, workload) pairs × {reps} reps", flush=True)
+        plan = Plan(servers, workloads, settings, reps, sub, paths, options, build=build, pairs=pairs)
+        outcome = Runner(plan, log=log).run()
         write_report(out, rep, report.read_rows(sub / "raw.csv"), settings, reps)
         ran.append(Ran(rep, outcome))
     return ran

@@ -99,6 +99,12 @@ def _report_figure(row: Row) -> str:
     return _escape(text)
 
 
+def _rps(cell: Cell | None) -> str:
+    if cell is not None and cell.requests == 0:
+        return "0 (none completed)"
+    return _f(cell.rps if cell else None)
+
+
 def _errors(cell: Cell | None, failed: int | None) -> str:
     if cell is None:
         return "–"
@@ -131,7 +137,7 @@ def table_lines(report: Report, t: Table, registered: set[str], raw: list[dict],
             best = (c.rps, f"{here.server}" + (f", c={row.conns}" if row.conns else ""), kiln.rps if kiln else None)
         cols = [
             _escape(_label(row)), _report_figure(row), *([row.rss_text or "–"] if t.rss else []), server,
-            _f(c.rps if c else None), _f(c.cpu_us_per_req if c else None, "{:.1f}"), _errors(c, here.failed),
+            _rps(c), _f(c.cpu_us_per_req if c else None, "{:.1f}"), _errors(c, here.failed),
             *([_f(c.rss_peak_kb / 1024 if c and c.rss_peak_kb else None, "{:.1f}")] if t.rss else []),
             f"{_f(kiln.rps if kiln else None)}" + ("" if row.kiln == "kiln" else f" ({row.kiln})"),
             _f(kiln.cpu_us_per_req if kiln else None, "{:.1f}"),

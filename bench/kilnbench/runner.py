@@ -61,6 +61,8 @@ class Plan:
     paths: Paths
     options: Options
     build: bool = True
+    pairs: frozenset[tuple[str, str]] | None = None
+    """If set, only these (server, workload) pairs run (a report table runs each system only on its rows)."""
 
 
 @dataclass
@@ -262,7 +264,7 @@ class Runner:
             probed: dict[str, bool] = {}
             warmed = False
             for workload in fresh_server_first(self.plan.workloads):
-                if not runs(server, workload):
+                if not runs(server, workload) or (self.plan.pairs is not None and (server.name, workload.name) not in self.plan.pairs):
                     continue
                 if not self._probe(process, workload, rep, probed):
                     continue
@@ -362,7 +364,8 @@ class Runner:
         if workload.tool == "wrk-pipeline":
             return load.wrk(port, workload.path, workload.conns, s.duration_s, s.pipeline_depth)
         if workload.tool == "ab":
-            return load.ab(port, workload.path, workload.conns, workload.requests or s.ab_requests, s.ab_time_limit_s)
+            cap = max(s.ab_time_limit_s, workload.time_floor_s) if s.ab_time_limit_s else None
+            return load.ab(port, workload.path, workload.conns, workload.requests or s.ab_requests, cap)
         if workload.tool == "httperf-burst":
             return load.httperf_burst(port, workload.path, s.duration_s)
         if workload.tool == "httperf":

@@ -140,6 +140,8 @@ class Workload:
     """For a `/mix` workload: its mode and `every`."""
     requests: int = 0
     """For `views`: how many requests; for `ab`, if set, the report's own -n (else --ab-requests)."""
+    time_floor_s: int = 0
+    """The shortest time cap a capped ab run of it gets (a CGI program takes seconds per big table)."""
     family: str | None = None
     """The contract workload whose endpoint this one loads in another way (a report's tool): a
     server whose `workloads` names the family runs it too."""
@@ -186,7 +188,7 @@ REPORT_WORKLOADS: list[Workload] = [
     Workload(
         "bigtable-ab", f"/bigtable?rows={BIGTABLE_ROWS}&cols={BIGTABLE_COLS}", "ab", _bigtable,
         f"Yesod bigtable ({BIGTABLE_ROWS}x{BIGTABLE_COLS}) with ab -r -k -c 10", conns=10,
-        default=False, quick=False, family="bigtable",
+        default=False, quick=False, family="bigtable", time_floor_s=15,
     ),
     Workload(
         "hello-ab-c50", "/hello", "ab", _exactly(b"Hello World!"), "the round-up's first post: ab -r -k -n 15000 -c 50",
