@@ -55,7 +55,8 @@ async fn demo_serves_https_with_hsts_and_sighup_renews_its_certificate() {
     let (cert, key) = (dir.path().join("cert.pem"), dir.path().join("key.pem"));
     let database = dir.sqlite_url();
     let args = ["--workers", "1", "--database", &database, "--tls-cert", cert.to_str().unwrap(), "--hsts"];
-    let server = Server::start(env!("CARGO_BIN_EXE_kiln-demo"), &[&args[..], &["--tls-key", key.to_str().unwrap()]].concat());
+    let server =
+        Server::start(env!("CARGO_BIN_EXE_kiln-demo"), &[&args[..], &["--tls-key", key.to_str().unwrap()]].concat());
     let (presented, answer) = get_pong(server.addr, std::slice::from_ref(&old)).await;
     assert_eq!(presented, old);
     assert!(answer.starts_with("HTTP/1.1 200 OK\r\n") && answer.ends_with("PONG"), "{answer}");

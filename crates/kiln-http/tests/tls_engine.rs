@@ -43,7 +43,10 @@ async fn shutdown_over_tls_answers_the_request_in_flight_with_connection_close()
     tokio::time::sleep(Duration::from_millis(100)).await;
     server.shutdown();
     let (head, body) = read_response(&mut stream).await;
-    assert!(head.starts_with("HTTP/1.1 200 OK\r\n") && head.to_ascii_lowercase().contains("connection: close"), "{head}");
+    assert!(
+        head.starts_with("HTTP/1.1 200 OK\r\n") && head.to_ascii_lowercase().contains("connection: close"),
+        "{head}"
+    );
     assert_eq!(body, b"slow done");
     tokio::task::spawn_blocking(move || server.wait().unwrap()).await.unwrap();
 }
@@ -80,8 +83,7 @@ async fn hsts_is_added_to_tls_responses_only_when_asked_and_a_service_own_value_
 
 #[test]
 fn redirect_answers_308_to_the_request_host_over_https_and_refuses_a_bad_host() {
-    let server =
-        Server::new().listen("127.0.0.1:0").workers(1).serve(|_| HttpsRedirect::new(8443)).expect("listen");
+    let server = Server::new().listen("127.0.0.1:0").workers(1).serve(|_| HttpsRedirect::new(8443)).expect("listen");
     let ask = |raw: &str| {
         let mut tcp = std::net::TcpStream::connect(server.local_addr()).unwrap();
         tcp.set_read_timeout(Some(CLIENT_TIMEOUT)).unwrap();
@@ -92,7 +94,11 @@ fn redirect_answers_308_to_the_request_host_over_https_and_refuses_a_bad_host() 
     };
     let cases = [
         ("GET /a?b=1 HTTP/1.1\r\nHost: example.com\r\n", "308", Some("https://example.com:8443/a?b=1")),
-        ("POST /form HTTP/1.1\r\nHost: example.com:80\r\nContent-Length: 0\r\n", "308", Some("https://example.com:8443/form")),
+        (
+            "POST /form HTTP/1.1\r\nHost: example.com:80\r\nContent-Length: 0\r\n",
+            "308",
+            Some("https://example.com:8443/form"),
+        ),
         // The absolute-form target names another host: the Host header decides (RFC 9112 §3.2.2 says they agree).
         ("GET http://example.com/x HTTP/1.1\r\nHost: example.com\r\n", "308", Some("https://example.com:8443/x")),
         ("GET /x HTTP/1.0\r\n", "400", None),

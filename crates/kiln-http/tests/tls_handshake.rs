@@ -89,7 +89,8 @@ fn a_bad_certificate_or_key_file_refuses_to_start_naming_the_file() {
         (Tls::new(&cert, &other_key), &other_key, "does not match"),
     ];
     for (tls, named, why) in cases {
-        let started = kiln_http::Server::new().listen("127.0.0.1:0").workers(1).tls(tls).serve(|_| tls_support::TestService);
+        let started =
+            kiln_http::Server::new().listen("127.0.0.1:0").workers(1).tls(tls).serve(|_| tls_support::TestService);
         let err = started.expect_err("a bad file must refuse to start");
         let message = err.to_string();
         assert!(err.is_tls(), "{message}");

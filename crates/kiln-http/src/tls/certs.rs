@@ -5,12 +5,12 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, RwLock};
 
-use tokio_rustls::rustls::{self, InconsistentKeys};
 use tokio_rustls::rustls::crypto::CryptoProvider;
 use tokio_rustls::rustls::pki_types::pem::PemObject;
 use tokio_rustls::rustls::pki_types::{CertificateDer, PrivateKeyDer};
 use tokio_rustls::rustls::server::{ClientHello, ResolvesServerCert};
 use tokio_rustls::rustls::sign::CertifiedKey;
+use tokio_rustls::rustls::{self, InconsistentKeys};
 
 /// The certificate every new handshake presents, and where it was read from.
 pub(crate) struct CertStore {

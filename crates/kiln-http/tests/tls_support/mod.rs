@@ -12,10 +12,10 @@ use std::time::Duration;
 use kiln_http::{Limits, Request, Response, Server, ServerHandle, Service, Tls};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
+use tokio_rustls::TlsConnector;
 use tokio_rustls::client::TlsStream;
 use tokio_rustls::rustls::pki_types::{CertificateDer, ServerName};
 use tokio_rustls::rustls::{self, ClientConfig, RootCertStore, SupportedProtocolVersion};
-use tokio_rustls::TlsConnector;
 
 /// How long a test client waits on anything before the test fails instead of hanging.
 pub const CLIENT_TIMEOUT: Duration = Duration::from_secs(10);
@@ -104,7 +104,11 @@ pub fn start(tls: Tls, limits: Limits) -> ServerHandle {
 
 /// A client that trusts `cert` only, offers `versions` and ALPN `http/1.1`, and
 /// resumes sessions when `resume` (its session store is shared by its connections).
-pub fn client(cert: &CertificateDer<'static>, versions: &[&'static SupportedProtocolVersion], resume: bool) -> Arc<ClientConfig> {
+pub fn client(
+    cert: &CertificateDer<'static>,
+    versions: &[&'static SupportedProtocolVersion],
+    resume: bool,
+) -> Arc<ClientConfig> {
     client_trusting(std::slice::from_ref(cert), versions, resume)
 }
 
@@ -160,7 +164,9 @@ pub async fn read_response(stream: &mut TlsStream<TcpStream>) -> (String, Vec<u8
                 let head = String::from_utf8(buf[..end + 4].to_vec()).unwrap();
                 let len: usize = head
                     .lines()
-                    .find_map(|l| l.to_ascii_lowercase().strip_prefix("content-length: ").map(|v| v.trim().parse().unwrap()))
+                    .find_map(|l| {
+                        l.to_ascii_lowercase().strip_prefix("content-length: ").map(|v| v.trim().parse().unwrap())
+                    })
                     .expect("content-length");
                 let mut body = buf[end + 4..].to_vec();
                 while body.len() < len {
