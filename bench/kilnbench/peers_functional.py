@@ -95,7 +95,14 @@ def _ghc_package_version(package: str) -> str:
     return found[-1] if found else "?"
 
 
-def haskell(name: str, folder: str, description: str, libraries: tuple[str, ...], packages: tuple[str, ...], access_log: bool = False) -> Server:
+def haskell(
+    name: str,
+    folder: str,
+    description: str,
+    libraries: tuple[str, ...],
+    packages: tuple[str, ...],
+    access_log: bool = False,
+) -> Server:
     """A GHC program in peers/<folder>/Main.hs against Debian's Haskell libraries, built with
     `ghc -O2 -threaded -rtsopts` and run with `+RTS -N1`; `libraries` name its version;
     `access_log` hands it a log file in ACCESS_LOG (Snap's), else "off"."""
@@ -307,7 +314,13 @@ def jetty() -> Server:
 SERVERS: list[Server] = [
     ocsigen(),
     ocsigen_standalone(),
-    haskell("warp", "warp", "Warp (WAI), +RTS -N1", ("warp", "wai"), ("libghc-warp-dev", "libghc-wai-dev", "libghc-http-types-dev")),
+    haskell(
+        "warp",
+        "warp",
+        "Warp (WAI), +RTS -N1",
+        ("warp", "wai"),
+        ("libghc-warp-dev", "libghc-wai-dev", "libghc-http-types-dev"),
+    ),
     haskell(
         "yesod",
         "yesod",
@@ -315,7 +328,13 @@ SERVERS: list[Server] = [
         ("yesod-core", "warp"),
         ("libghc-yesod-core-dev", "libghc-warp-dev", "libghc-wai-dev", "libghc-http-types-dev"),
     ),
-    haskell("snap", "snap", "Snap, +RTS -N1, access log off", ("snap-server", "snap-core"), ("libghc-snap-server-dev", "libghc-snap-core-dev")),
+    haskell(
+        "snap",
+        "snap",
+        "Snap, +RTS -N1, access log off",
+        ("snap-server", "snap-core"),
+        ("libghc-snap-server-dev", "libghc-snap-core-dev"),
+    ),
     haskell(
         "snap+log",
         "snap",
