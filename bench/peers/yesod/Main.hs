@@ -35,11 +35,12 @@ getPongR = return "PONG"
 getHelloR :: Handler Text
 getHelloR = return "Hello World!"
 
--- | rows × cols cells, each its column number; the same limits as kiln's (400 beyond them).
+-- | rows × cols cells, each its column number; kiln's limits (10,000 rows, 1,000 columns:
+-- 400 beyond them; 100,000 cells: rows beyond them dropped).
 getBigtableR :: Handler Html
 getBigtableR = do
-  rows <- param "rows" 1000 10000
   cols <- param "cols" 50 1000
+  rows <- min (100000 `div` max 1 cols) <$> param "rows" 1000 10000
   withUrlRenderer [hamlet|
 $newline never
 <table>
