@@ -287,6 +287,12 @@ impl ServerHandle {
         let _ = self.stop.send(true);
     }
 
+    /// Copies of the listeners for a hand-over (none once shutdown has begun).
+    fn listener_copies(&self) -> io::Result<Vec<std::net::TcpListener>> {
+        let kept = self.kept.lock().unwrap_or_else(|e| e.into_inner());
+        kept.iter().map(std::net::TcpListener::try_clone).collect()
+    }
+
     /// The server's readiness (see [`Server::readiness`]).
     pub fn readiness(&self) -> Readiness {
         self.readiness.clone()
@@ -350,8 +356,7 @@ impl ServerHandle {
                 _ = int.recv() => return Ok(()),
                 _ = self.exited.recv() => return Ok(()),
                 _ = usr2.recv() => {
-                    let kept = self.kept.lock().unwrap_or_else(|e| e.into_inner());
-                    let kept: Vec<_> = kept.iter().map(|l| l.try_clone()).collect::<io::Result<_>>()?;
+                    let kept = self.listener_copies()?;
                     match handover::hand_over(&kept).await {
                         Ok(pid) => {
                             let me = std::process::id();
