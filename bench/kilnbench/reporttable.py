@@ -120,7 +120,10 @@ def table_lines(report: Report, t: Table, registered: set[str], raw: list[dict],
         "kiln req/s", "kiln CPU µs/req", *(["kiln RSS peak MiB"] if t.rss else []),
         "kiln ÷ here (req/s)", "here ÷ kiln (CPU/req)",
     ]  # fmt: skip
-    lines = [f"### {report.id}/{t.key}: {t.title}", "", "| " + " | ".join(header) + " |", "|---|" + "--:|" * (len(header) - 1)]
+    lines = [f"### {report.id}/{t.key}: {t.title}", ""]
+    if any(r.conns for r in t.rows):
+        lines += [*grid_lines(t, registered, raw, unavailable), "", "Each cell in detail:", ""]
+    lines += ["| " + " | ".join(header) + " |", "|---|" + "--:|" * (len(header) - 1)]
     notes: list[str] = []
     best: tuple[float, str, float | None] | None = None
     """The fastest of the report's systems measured here: its req/s, its name, kiln's req/s beside it."""
@@ -151,6 +154,41 @@ def table_lines(report: Report, t: Table, registered: set[str], raw: list[dict],
     if notes:
         lines += ["", *dict.fromkeys(notes)]
     return lines
+
+
+def grid_lines(t: Table, registered: set[str], raw: list[dict], unavailable: dict[str, str]) -> list[str]:
+    """The mix table as the non-blocking report printed it: per ratio a nonblocking row, a blocking
+    row and the advantage of nonblocking, a column per concurrency; each cell "report / the
+    report's system here / kiln here" in req/s."""
+    measured = cells(raw)
+    conns = sorted({r.conns for r in t.rows if r.conns})
+    cell: dict[tuple[str, int], tuple[float | None, float | None, float | None]] = {}
+    order: list[str] = []
+    for row in t.rows:
+        here = resolve(row, registered, measured, raw, unavailable)
+        kiln = measured.get(row.workload, {}).get(row.kiln)
+        cell[(row.system, row.conns)] = (row.figure, here.cell.rps if here.cell else None, kiln.rps if kiln else None)
+        order.append(row.system)
+    lines = [
+        "| ratio | " + " | ".join(f"c={n}: report / here / kiln" for n in conns) + " |",
+        "|---|" + "--:|" * len(conns),
+    ]
+    systems = list(dict.fromkeys(order))
+    for system in systems:
+        lines.append(f"| {system} | " + " | ".join(" / ".join(_f(v) for v in cell[(system, n)]) for n in conns) + " |")
+        if system.endswith("blocking") and not system.endswith("nonblocking"):
+            partner = system.replace("blocking", "nonblocking")
+            if partner in systems:
+                gains = []
+                for n in conns:
+                    nb, b = cell[(partner, n)], cell[(system, n)]
+                    gains.append(" / ".join(_advantage(x, y) for x, y in zip(nb, b)))
+                lines.append(f"| {system.rsplit(',', 1)[0]}, advantage of nonblocking | " + " | ".join(gains) + " |")
+    return lines
+
+
+def _advantage(nonblocking: float | None, blocking: float | None) -> str:
+    return "–" if nonblocking is None or not blocking else f"{100 * (nonblocking / blocking - 1):+.0f}%"
 
 
 def best_line(best: tuple[float, str, float | None] | None) -> str:

@@ -191,6 +191,47 @@ class TableLayoutTest(unittest.TestCase):
             self.assertTrue((Path(out) / written[0]).stat().st_size > 0)
 
 
+MIX_REPORT = """
+id = "904"
+title = "a fake mix report"
+source = "http://example.invalid/mix"
+[[tables]]
+key = "mix"
+title = "mix"
+unit = "req/s"
+conns = [10, 100]
+[[tables.rows]]
+system = "1 to 100, nonblocking"
+every = 100
+mode = "async"
+figures = [456.94, 608.67]
+peers = ["ruby"]
+[[tables.rows]]
+system = "1 to 100, blocking"
+every = 100
+mode = "blocking"
+figures = [384.82, "figure not found"]
+peers = ["ruby"]
+"""
+
+MIX_RAW = [
+    raw_row("kiln", "mix-async-e100-c10", 1, rps=20000, requests=1),
+    raw_row("kiln", "mix-blocking-e100-c10", 1, rps=2000, requests=1),
+    raw_row("ruby", "mix-async-e100-c10", 1, rps=4000, requests=1),
+    raw_row("ruby", "mix-blocking-e100-c10", 1, rps=1600, requests=1),
+]
+
+
+class MixGridTest(unittest.TestCase):
+    def test_rows_per_ratio_and_mode_columns_per_concurrency_and_the_advantage(self):
+        (t,) = reportdata.parse(MIX_REPORT).tables
+        lines = reporttable.grid_lines(t, {"kiln", "ruby"}, MIX_RAW, {})
+        self.assertEqual(lines[0], "| ratio | c=10: report / here / kiln | c=100: report / here / kiln |")
+        self.assertEqual(lines[2], "| 1 to 100, nonblocking | 457 / 4,000 / 20,000 | 609 / – / – |")
+        self.assertEqual(lines[3], "| 1 to 100, blocking | 385 / 1,600 / 2,000 | – / – / – |")
+        self.assertEqual(lines[4], "| 1 to 100, advantage of nonblocking | +19% / +150% / +900% | – / – / – |")
+
+
 def server(name, workloads=None):
     return Server(name, "", lambda p: [], lambda p, port, o: None, lambda p: "", workloads=workloads)
 
