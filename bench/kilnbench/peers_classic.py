@@ -35,8 +35,10 @@ must exceed the suite's 100 connections (a connection beyond it waits for a free
 APACHE_PREFORK_STARTED = 110
 """Prefork processes started at once and kept spare, so a run does not measure Apache forking."""
 
-APACHE_EVENT_THREADS = 100
-"""Worker threads of the one Apache event-MPM process that serves the file."""
+APACHE_EVENT_THREADS = 256
+"""Worker threads of the one Apache event-MPM process that serves the file: well above the suite's
+100 connections, since with every thread busy the event MPM closes keep-alive connections
+(wrk counts each as a read error)."""
 
 PUMA_THREADS = 5
 """Puma's thread pool, as a generated Rails 6.1 app configures it."""
