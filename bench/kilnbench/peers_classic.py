@@ -419,7 +419,9 @@ def twisted() -> Server:
         code = "import sys, twisted; print(twisted.__version__, 'on Python', sys.version.split()[0])"
         return "twisted " + _first_line([python, "-c", code])
 
-    return Server("twisted", "twisted.web, epoll reactor, one process", build, launch, version, tools={"python3": "python3"})
+    # twisted keeps only HTTP/1.1 connections alive: under `ab -k` (HTTP/1.0) every request reconnects.
+    what = "twisted.web, epoll reactor, one process (no HTTP/1.0 keep-alive)"
+    return Server("twisted", what, build, launch, version, tools={"python3": "python3"})
 
 
 def eventmachine() -> Server:
@@ -439,7 +441,6 @@ def eventmachine() -> Server:
         version,
         tools={"ruby": "ruby"},
     )
-
 
 
 def ruby_em_pg() -> Server:
