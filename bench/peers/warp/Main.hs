@@ -9,6 +9,7 @@ import qualified Data.ByteString.Lazy.Char8 as L
 import qualified Data.Text as T
 import Network.HTTP.Types
 import Network.Wai
+import Network.Wai.Internal (Response (ResponseFile))
 import Network.Wai.Handler.Warp
 import System.Environment (lookupEnv)
 import System.FilePath ((</>))
@@ -61,12 +62,21 @@ safe :: T.Text -> Bool
 safe name = not (T.null name) && T.head name /= '.'
 
 -- | Warp keeps an HTTP/1.0 keep-alive connection open but does not say so, and ab -k then
--- waits for a close that never comes: answer the client's keep-alive with the header.
+-- waits for a close that never comes: answer the client's keep-alive with the header. Only
+-- for a delimited body: a streamed one (the big table) has no length, so Warp must close.
 keepAlive10 :: Middleware
 keepAlive10 inner req respond
-  | httpVersion req == http10, wantsKeepAlive req =
-      inner req (respond . mapResponseHeaders ((hConnection, "keep-alive") :))
+  | httpVersion req == http10, wantsKeepAlive req = inner req (respond . announce)
   | otherwise = inner req respond
+  where
+    announce res
+      | delimited res = mapResponseHeaders ((hConnection, "keep-alive") :) res
+      | otherwise = res
+
+-- | Whether the client can tell where the body ends: Warp sizes a file itself.
+delimited :: Response -> Bool
+delimited ResponseFile {} = True
+delimited res = any ((== hContentLength) . fst) (responseHeaders res)
 
 wantsKeepAlive :: Request -> Bool
 wantsKeepAlive req = fmap (B.map toLowerAscii) (lookup hConnection (requestHeaders req)) == Just "keep-alive"

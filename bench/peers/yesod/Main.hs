@@ -7,8 +7,9 @@ module Main (main) where
 import qualified Data.ByteString.Char8 as B
 import Data.Text (Text)
 import qualified Data.Text as T
-import Network.HTTP.Types (hConnection, http10)
-import Network.Wai (Middleware, httpVersion, mapResponseHeaders, requestHeaders)
+import Network.HTTP.Types (hConnection, hContentLength, http10)
+import Network.Wai (Middleware, Response, httpVersion, mapResponseHeaders, requestHeaders, responseHeaders)
+import Network.Wai.Internal (Response (ResponseFile))
 import Network.Wai.Handler.Warp (runSettings, setHost, setPort, defaultSettings)
 import System.Directory (doesFileExist)
 import System.Environment (lookupEnv)
@@ -77,11 +78,20 @@ main = do
   runSettings (setPort port $ setHost "127.0.0.1" defaultSettings) (keepAlive10 (defaultMiddlewaresNoLogging app))
 
 -- | Warp keeps an HTTP/1.0 keep-alive connection open but does not say so, and ab -k then
--- waits for a close that never comes: answer the client's keep-alive with the header.
+-- waits for a close that never comes: answer the client's keep-alive with the header. Only
+-- for a delimited body: one without a length cannot be kept, and Warp closes it.
 keepAlive10 :: Middleware
 keepAlive10 inner req respond
   | httpVersion req == http10, fmap (B.map lower) (lookup hConnection (requestHeaders req)) == Just "keep-alive" =
-      inner req (respond . mapResponseHeaders ((hConnection, "keep-alive") :))
+      inner req (respond . announce)
   | otherwise = inner req respond
   where
     lower c = if c >= 'A' && c <= 'Z' then toEnum (fromEnum c + 32) else c
+    announce res
+      | delimited res = mapResponseHeaders ((hConnection, "keep-alive") :) res
+      | otherwise = res
+
+-- | Whether the client can tell where the body ends: Warp sizes a file itself.
+delimited :: Response -> Bool
+delimited ResponseFile {} = True
+delimited res = any ((== hContentLength) . fst) (responseHeaders res)
