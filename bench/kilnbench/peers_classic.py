@@ -365,7 +365,12 @@ def rails(server: str) -> Server:
                      "--max-persistent-conns", str(_max_fds() // 2), "--quiet"],
             "webrick": ["ruby", str(app / "webrick.rb")],
         }[server]  # fmt: skip
-        env = _peer_env(paths, port, opts) | {"RAILS_ENV": "production", "RACK_ENV": "production", "RAILS_APP_ROOT": str(home)}
+        env = _peer_env(paths, port, opts) | {
+            "RAILS_ENV": "production",
+            "RACK_ENV": "production",
+            "RAILS_APP_ROOT": str(home),
+            "RAILS_SERVER_NAME": server,
+        }
         return Launch(argv, env, cwd=home)
 
     def version(paths: Paths) -> str:

@@ -1,5 +1,22 @@
 # A one-file Rails 6.1 app for the kiln benchmark suite, the same for puma, thin and WEBrick.
 require "action_controller/railtie"
+require "time"
+
+# The suite's contract has every response carry Date and Server; puma sends neither and thin
+# no Date, so add whichever the server will not.
+class DateAndServer
+  def initialize(app, server)
+    @app = app
+    @server = server
+  end
+
+  def call(env)
+    status, headers, body = @app.call(env)
+    headers["Date"] ||= Time.now.httpdate
+    headers["Server"] ||= @server
+    [status, headers, body]
+  end
+end
 
 class BenchApp < Rails::Application
   # Build artefacts (tmp/, log/) go under bench/.build, never into the checkout.
@@ -14,6 +31,7 @@ class BenchApp < Rails::Application
   config.public_file_server.enabled = false
   # Rails 6.1 sends no Content-Length, and without one thin closes every connection.
   config.middleware.insert_before 0, Rack::ContentLength
+  config.middleware.insert_before 0, DateAndServer, ENV.fetch("RAILS_SERVER_NAME", "rails")
 end
 
 BenchApp.initialize!
