@@ -16,7 +16,7 @@ use super::stream::TlsConn;
 const HANDSHAKE_RECORD: u8 = 22;
 /// Sent to a client that speaks plain HTTP to the TLS port, as nginx does.
 const PLAIN_HTTP_REFUSED: &[u8] = b"HTTP/1.1 400 Bad Request\r\nServer: kiln\r\n\
-Content-Type: text/plain; charset=utf-8\r\nContent-Length: 45\r\nConnection: close\r\n\r\n\
+Content-Type: text/plain; charset=utf-8\r\nContent-Length: 44\r\nConnection: close\r\n\r\n\
 this port speaks HTTPS: plain HTTP was sent\n";
 /// How long a refused plain-HTTP client keeps being read (and its input discarded)
 /// after the answer, so that closing does not reset the answer away.
