@@ -83,9 +83,6 @@ pub(crate) async fn hand_over(listeners: &[TcpListener]) -> io::Result<u32> {
 /// process it takes over from, and systemd (`Type=notify`).
 pub(crate) fn notify_ready() {
     let pid = std::process::id();
-    if let Ok(name) = std::env::var(KILN_HANDOVER_NOTIFY) {
-        send(UnixAddr::from_abstract_name(name.as_bytes()), b"READY=1");
-    }
     if let Ok(path) = std::env::var("NOTIFY_SOCKET") {
         let message = format!("READY=1\nMAINPID={pid}\n");
         let addr = match path.strip_prefix('@') {
@@ -93,6 +90,11 @@ pub(crate) fn notify_ready() {
             None => UnixAddr::from_pathname(&path),
         };
         send(addr, message.as_bytes());
+    }
+    // After systemd: by the time the old process hears this and exits, systemd already
+    // follows the new one, and does not take the old one's exit for the service's.
+    if let Ok(name) = std::env::var(KILN_HANDOVER_NOTIFY) {
+        send(UnixAddr::from_abstract_name(name.as_bytes()), b"READY=1");
     }
 }
 

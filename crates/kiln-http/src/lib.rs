@@ -14,6 +14,12 @@
 //!   `503` beyond it; a panicking service costs one `500`.
 //! - Graceful shutdown on SIGTERM and SIGINT: every request already sent is answered,
 //!   with `Connection: close`, and idle connections are closed.
+//! - Restarts that drop nothing: on SIGUSR2 the listening sockets pass to a new process
+//!   of the same executable; sockets from systemd socket activation are taken too
+//!   (`docs/deploy.md`).
+//! - Behind a load balancer: the PROXY protocol (v1 and v2) and forwarded headers from
+//!   [trusted proxies](TrustedProxies) only, and a [`Readiness`] that turns to
+//!   "draining" for a drain delay before SIGTERM stops accepting.
 //! - HTTPS in process (feature `tls`, rustls on ring): TLS 1.2 and 1.3, ALPN, a bounded
 //!   handshake, session tickets, the certificate reloaded on SIGHUP, HSTS, and a
 //!   redirecting plain-HTTP service; see `docs/tls.md` (module `tls_guide`).
