@@ -1,5 +1,6 @@
-//! kiln-demo over HTTPS as a deployment runs it: `--tls-cert`/`--tls-key`, HSTS, a
-//! certificate renewed with a real SIGHUP, and a bad certificate refusing to start.
+//! kiln-demo over HTTPS as a deployment runs it: `--tls-cert`/`--tls-key`, HSTS, the
+//! redirecting plain-HTTP listener, a certificate renewed with a real SIGHUP, and a bad
+//! certificate refusing to start.
 
 use std::net::SocketAddr;
 use std::process::Command;
@@ -49,18 +50,30 @@ async fn get_pong(addr: SocketAddr, certs: &[CertificateDer<'static>]) -> (Certi
 }
 
 #[tokio::test]
-async fn demo_serves_https_with_hsts_and_sighup_renews_its_certificate() {
+async fn demo_serves_https_with_hsts_redirects_plain_http_and_sighup_renews_its_certificate() {
     let dir = TempDir::new("tls-demo");
     let old = write_cert(dir.path());
     let (cert, key) = (dir.path().join("cert.pem"), dir.path().join("key.pem"));
     let database = dir.sqlite_url();
-    let args = ["--workers", "1", "--database", &database, "--tls-cert", cert.to_str().unwrap(), "--hsts"];
+    // A port free a moment ago, for the redirecting listener (the demo prints only the
+    // HTTPS address in the line the test support reads).
+    let redirect = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap();
+    let (cert_arg, key_arg, redirect_arg) = (cert.to_str().unwrap(), key.to_str().unwrap(), redirect.to_string());
+    let args = ["--workers", "1", "--database", &database, "--tls-cert", cert_arg, "--tls-key", key_arg, "--hsts"];
     let server =
-        Server::start(env!("CARGO_BIN_EXE_kiln-demo"), &[&args[..], &["--tls-key", key.to_str().unwrap()]].concat());
+        Server::start(env!("CARGO_BIN_EXE_kiln-demo"), &[&args[..], &["--redirect-http", &redirect_arg]].concat());
     let (presented, answer) = get_pong(server.addr, std::slice::from_ref(&old)).await;
     assert_eq!(presented, old);
     assert!(answer.starts_with("HTTP/1.1 200 OK\r\n") && answer.ends_with("PONG"), "{answer}");
     assert!(answer.contains("strict-transport-security: max-age=31536000\r\n"), "{answer}");
+
+    let moved = kiln_test_support::request(
+        redirect,
+        "GET /pong?x=1 HTTP/1.1\r\nHost: localhost:80\r\nConnection: close\r\n\r\n",
+    )
+    .unwrap();
+    assert_eq!(moved.status, 308);
+    assert_eq!(moved.header("location"), Some(&*format!("https://localhost:{}/pong?x=1", server.addr.port())));
 
     let new = write_cert(dir.path());
     let status = Command::new("kill").args(["-HUP", &server.child.id().to_string()]).status().unwrap();
