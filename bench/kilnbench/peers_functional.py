@@ -317,7 +317,7 @@ SERVERS: list[Server] = [
     haskell(
         "warp",
         "warp",
-        "Warp (WAI), +RTS -N1",
+        "Warp (WAI), +RTS -N1; bigtable with blaze-html",
         ("warp", "wai"),
         ("libghc-warp-dev", "libghc-wai-dev", "libghc-http-types-dev"),
     ),
@@ -331,7 +331,7 @@ SERVERS: list[Server] = [
     haskell(
         "snap",
         "snap",
-        "Snap, +RTS -N1, access log off",
+        "Snap, +RTS -N1, access log off; bigtable with blaze-html",
         ("snap-server", "snap-core"),
         ("libghc-snap-server-dev", "libghc-snap-core-dev"),
     ),
@@ -346,7 +346,7 @@ SERVERS: list[Server] = [
     haskell(
         "happstack",
         "happstack",
-        "Happstack, +RTS -N1, TCP_NODELAY set on its socket, access log off",
+        "Happstack, +RTS -N1, TCP_NODELAY set on its socket, access log off; bigtable with blaze-html",
         ("happstack-server",),
         ("libghc-happstack-server-dev", "libghc-network-dev"),
     ),
