@@ -130,6 +130,15 @@ def rebuild(out: Path, ids: list[str], plots: bool) -> None:
             reporttable.write_charts(out, rep, set(SERVERS), raw, UNAVAILABLE)
 
 
+def summary(ran: list[Ran], out: Path) -> list[str]:
+    lines = []
+    for r in ran:
+        csv = out / r.report.id / "raw.csv"
+        raw = report.read_rows(csv) if r.outcome and csv.exists() else []
+        lines += reporttable.summary_lines(r.report, set(SERVERS), raw, UNAVAILABLE)
+    return lines
+
+
 def write_readme(out: Path, ran: list[Ran], invocation: str, note: str, settings: Settings, reps: int, load_at_start: str) -> None:
     versions: dict[str, str] = {}
     commands: list[str] = []
@@ -146,6 +155,10 @@ def write_readme(out: Path, ran: list[Ran], invocation: str, note: str, settings
         "## Tables",
         "",
         *(f"- [report {r.report.id}](report-{r.report.id}.md): {r.report.title}" + (f" — not run: {r.skipped}" if r.skipped else "") for r in ran),
+        "",
+        "## kiln against the fastest of each table's systems",
+        "",
+        *summary(ran, out),
         "",
         "## Machine",
         "",

@@ -125,8 +125,9 @@ def table_lines(report: Report, t: Table, registered: set[str], raw: list[dict],
         lines += [*grid_lines(t, registered, raw, unavailable), "", "Each cell in detail:", ""]
     lines += ["| " + " | ".join(header) + " |", "|---|" + "--:|" * (len(header) - 1)]
     notes: list[str] = []
-    best: tuple[float, str, float | None] | None = None
-    """The fastest of the report's systems measured here: its req/s, its name, kiln's req/s beside it."""
+    best: tuple[float, str, float | None, float | None, float | None] | None = None
+    """The fastest of the report's systems measured here: its req/s, its name, kiln's req/s beside
+    it, its CPU µs per request and kiln's."""
     for row in t.rows:
         here = resolve(row, registered, measured, raw, unavailable)
         kiln = measured.get(row.workload, {}).get(row.kiln)
@@ -137,7 +138,10 @@ def table_lines(report: Report, t: Table, registered: set[str], raw: list[dict],
         if row.note:
             notes.append(f"- {_label(row)}: {row.note}")
         if c is not None and c.rps and (best is None or c.rps > best[0]):
-            best = (c.rps, f"{here.server}" + (f", c={row.conns}" if row.conns else ""), kiln.rps if kiln else None)
+            best = (
+                c.rps, f"{here.server}" + (f", c={row.conns}" if row.conns else ""), kiln.rps if kiln else None,
+                c.cpu_us_per_req, kiln.cpu_us_per_req if kiln else None,
+            )  # fmt: skip
         cols = [
             _escape(_label(row)), _report_figure(row), *([row.rss_text or "–"] if t.rss else []), server,
             _rps(c), _f(c.cpu_us_per_req if c else None, "{:.1f}"), _errors(c, here.failed),
@@ -191,11 +195,23 @@ def _advantage(nonblocking: float | None, blocking: float | None) -> str:
     return "–" if nonblocking is None or not blocking else f"{100 * (nonblocking / blocking - 1):+.0f}%"
 
 
-def best_line(best: tuple[float, str, float | None] | None) -> str:
+def summary_lines(report: Report, registered: set[str], raw: list[dict], unavailable: dict[str, str]) -> list[str]:
+    """One line per table: kiln's ratio to the fastest of the report's systems measured here."""
+    lines = []
+    for t in report.tables:
+        best = next(line for line in table_lines(report, t, registered, raw, unavailable) if line.startswith("kiln ÷ the fastest"))
+        lines.append(f"- {report.id}/{t.key} ({t.title}): {best}")
+    return lines
+
+
+def best_line(best: tuple[float, str, float | None, float | None, float | None] | None) -> str:
     if best is None:
         return "kiln ÷ the fastest of the report's systems measured here: – (none measured beside kiln)"
-    rps, name, kiln_rps = best
-    return f"kiln ÷ the fastest of the report's systems measured here ({name}, {rps:,.0f} req/s): **{_ratio(kiln_rps, rps)}**"
+    rps, name, kiln_rps, cpu, kiln_cpu = best
+    return (
+        f"kiln ÷ the fastest of the report's systems measured here ({name}, {rps:,.0f} req/s): "
+        f"**{_ratio(kiln_rps, rps)}** in req/s, **{_ratio(cpu, kiln_cpu)}** in server CPU per request ({name} ÷ kiln)"
+    )
 
 
 def report_markdown(report: Report, registered: set[str], raw: list[dict], unavailable: dict[str, str], settings: list[str]) -> str:

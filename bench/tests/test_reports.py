@@ -175,7 +175,11 @@ class TableLayoutTest(unittest.TestCase):
         self.assertIn("– (cannot be had: not in the Maven mirror)", self.rows["Play"])
 
     def test_kiln_against_the_fastest_peer(self):
-        self.assertIn("kiln ÷ the fastest of the report's systems measured here (fast, 15,000 req/s): **3.33**", self.lines)
+        self.assertIn(
+            "kiln ÷ the fastest of the report's systems measured here (fast, 15,000 req/s): **3.33** in req/s, "
+            "**6.67** in server CPU per request (fast ÷ kiln)",
+            self.lines,
+        )
 
     def test_the_markdown_and_a_chart_are_written(self):
         text = reporttable.report_markdown(self.report, {"kiln", "fast"}, FAKE_RAW, {}, ["- a setting"])
