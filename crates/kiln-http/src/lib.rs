@@ -67,27 +67,27 @@ mod response;
 mod sendfile;
 mod server;
 mod service;
-mod trusted_proxies;
 #[cfg(feature = "tls")]
 mod tls;
 mod transport;
+mod trusted_proxies;
 mod worker;
 
 pub use bytes::Bytes;
 pub use chunked::{MAX_CHUNK_EXTENSIONS, MAX_TRAILER_BYTES};
 pub use config::{
-    BODY_TIMEOUT, DRAIN_DELAY, HANDSHAKE_TIMEOUT, HEADER_TIMEOUT, IDLE_TIMEOUT, Limits, MAX_BODY_BYTES, MAX_BUFFERED_BYTES,
-    MAX_CONNECTIONS_PER_WORKER, MAX_HEAD_BYTES, MAX_HEADERS, MAX_REQUEST_LINE, MAX_REQUESTS_PER_CONNECTION,
-    SHUTDOWN_GRACE,
+    BODY_TIMEOUT, DRAIN_DELAY, HANDSHAKE_TIMEOUT, HEADER_TIMEOUT, IDLE_TIMEOUT, Limits, MAX_BODY_BYTES,
+    MAX_BUFFERED_BYTES, MAX_CONNECTIONS_PER_WORKER, MAX_HEAD_BYTES, MAX_HEADERS, MAX_REQUEST_LINE,
+    MAX_REQUESTS_PER_CONNECTION, SHUTDOWN_GRACE,
 };
 pub use error::Error;
 pub use head::Version;
 pub use http::{Method, StatusCode};
+pub use readiness::Readiness;
 pub use request::{Request, RequestBytes};
 pub use response::{BodyStream, InvalidHeader, Response};
-pub use readiness::Readiness;
 pub use server::{Server, ServerHandle};
 pub use service::{Service, ServiceFn, service_fn};
-pub use trusted_proxies::{InvalidCidr, TrustedProxies};
 #[cfg(feature = "tls")]
 pub use tls::{HttpsRedirect, Tls};
+pub use trusted_proxies::{InvalidCidr, TrustedProxies};

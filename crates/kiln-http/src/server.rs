@@ -154,7 +154,9 @@ impl Server {
     /// proxy](Self::trusted_proxies) must open each connection with, and serves the
     /// connection as coming from the client it names. A connection from any other peer
     /// that opens with a header is closed; so is one whose header is malformed. The
-    /// header must arrive within the header timeout. The header comes before TLS.
+    /// header must arrive within the header timeout, and comes before TLS. Any other
+    /// peer is served as itself once its first bytes show no header (it has the header
+    /// timeout to send them).
     pub fn proxy_protocol(mut self, on: bool) -> Self {
         self.proxy_protocol = on;
         self
@@ -165,11 +167,6 @@ impl Server {
     pub fn trusted_proxies(mut self, trusted: TrustedProxies) -> Self {
         self.trusted = trusted;
         self
-    }
-
-    /// The proxies given to [`trusted_proxies`](Self::trusted_proxies).
-    pub fn trusted(&self) -> &TrustedProxies {
-        &self.trusted
     }
 
     /// The server's readiness, for a health check: "draining" from the moment shutdown
