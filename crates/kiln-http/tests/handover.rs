@@ -13,6 +13,8 @@ use std::sync::{Arc, Mutex, mpsc};
 use std::time::{Duration, Instant};
 
 use kiln_http::{Server, service_fn};
+use nix::sys::signal::{Signal, kill, killpg};
+use nix::unistd::Pid;
 
 const ROLE: &str = "KILN_TEST_ROLE";
 /// What the server prints once it serves, with its address.
@@ -102,13 +104,14 @@ impl Group {
 
 impl Drop for Group {
     fn drop(&mut self) {
-        let _ = Command::new("kill").arg("-KILL").arg(format!("-{}", self.first.id())).status();
+        // The whole group: the first process and every one that took over from it.
+        let _ = killpg(Pid::from_raw(self.first.id() as i32), Signal::SIGKILL);
         let _ = self.first.wait();
     }
 }
 
-fn signal(sig: &str, pid: u32) {
-    assert!(Command::new("kill").arg(format!("-{sig}")).arg(pid.to_string()).status().unwrap().success());
+fn signal(sig: Signal, pid: u32) {
+    kill(Pid::from_raw(pid as i32), sig).unwrap();
 }
 
 fn gone(pid: u32) -> bool {
@@ -243,7 +246,7 @@ fn handover_on_sigusr2_twice_under_100_connections_loses_no_request() {
 
     let mut pid = group.first.id();
     for round in 1..=2 {
-        signal("USR2", pid);
+        signal(Signal::SIGUSR2, pid);
         let line = group.line("took over the listeners");
         let next: u32 = line.split_whitespace().nth(2).unwrap().parse().unwrap();
         let old = pid;
@@ -256,7 +259,7 @@ fn handover_on_sigusr2_twice_under_100_connections_loses_no_request() {
     for c in clients {
         c.join().unwrap();
     }
-    signal("TERM", pid);
+    signal(Signal::SIGTERM, pid);
 
     let failed = tally.failed.load(Ordering::Relaxed);
     let errors = tally.errors.lock().unwrap();
@@ -295,5 +298,5 @@ fn listeners_passed_by_socket_activation_are_adopted_with_their_queue() {
     let mut late = connect(addr).unwrap();
     late.write_all(b"GET / HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n").unwrap();
     assert_eq!(read_response(&mut late).map(|r| r.0), Some(200));
-    signal("TERM", group.first.id());
+    signal(Signal::SIGTERM, group.first.id());
 }
