@@ -12,7 +12,7 @@ use std::task::Poll;
 use std::time::Duration;
 
 use http::StatusCode;
-use tokio::io::{AsyncReadExt, AsyncWrite, AsyncWriteExt};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio::time::{Instant, Sleep, timeout, timeout_at};
 
@@ -23,7 +23,7 @@ use crate::parse::{self, Framing, Parsed, Rejection};
 use crate::request::Request;
 use crate::response::Body;
 use crate::service::Service;
-use crate::transport::Transport;
+use crate::transport::{Transport, send_all_held};
 use crate::worker::{Bufs, ConnBufs, INITIAL_BUFFER, KEEP_BUFFER, Worker, shrink};
 
 /// Responses buffered beyond this are written before the next pipelined request is
@@ -600,7 +600,7 @@ fn expect_slow_writes(stream: &TcpStream, lowat: &mut bool) {
 /// what the transport still holds. The client must accept some bytes within `stall`
 /// each time it is waited for: a slow reader is served to the end, one that stopped
 /// reading is dropped (as nginx's `send_timeout`).
-async fn write_two<W: AsyncWrite + Unpin>(stream: &mut W, mut a: &[u8], mut b: &[u8], stall: Duration) -> Flow {
+async fn write_two<T: Transport>(stream: &mut T, mut a: &[u8], mut b: &[u8], stall: Duration) -> Flow {
     while !a.is_empty() || !b.is_empty() {
         let n = match timeout(stall, stream.write_vectored(&[IoSlice::new(a), IoSlice::new(b)])).await {
             Ok(n) => n?,
@@ -613,8 +613,8 @@ async fn write_two<W: AsyncWrite + Unpin>(stream: &mut W, mut a: &[u8], mut b: &
         a = &a[from_a..];
         b = &b[n - from_a..];
     }
-    match timeout(stall, stream.flush()).await {
-        Ok(flushed) => Ok(flushed?),
-        Err(_) => Err(Stop::Done),
+    match send_all_held(stream, stall).await? {
+        true => Ok(()),
+        false => Err(Stop::Done),
     }
 }

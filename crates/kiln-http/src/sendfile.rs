@@ -8,8 +8,10 @@ use std::io;
 use std::os::unix::fs::FileExt;
 use std::time::Duration;
 
-use tokio::io::{AsyncWrite, AsyncWriteExt, Interest};
+use tokio::io::{AsyncWriteExt, Interest};
 use tokio::net::TcpStream;
+
+use crate::transport::{Transport, send_all_held};
 
 /// Most bytes handed to one `sendfile` call, so that one large file does not hold the
 /// worker's thread for long.
@@ -53,8 +55,8 @@ pub(crate) async fn send_file(
 /// Sends `len` bytes of `file` from `offset` through `out`, `COPY_CHUNK` bytes at a
 /// time, read into `scratch` (left holding at most one chunk). Each chunk must be
 /// taken within `stall`; `Ok(false)` otherwise.
-pub(crate) async fn copy_file<W: AsyncWrite + Unpin>(
-    out: &mut W,
+pub(crate) async fn copy_file<T: Transport>(
+    out: &mut T,
     scratch: &mut Vec<u8>,
     file: &File,
     mut offset: u64,
@@ -78,8 +80,5 @@ pub(crate) async fn copy_file<W: AsyncWrite + Unpin>(
         }
         offset += n as u64;
     }
-    match tokio::time::timeout(stall, out.flush()).await {
-        Ok(flushed) => flushed.map(|()| true),
-        Err(_) => Ok(false),
-    }
+    send_all_held(out, stall).await
 }

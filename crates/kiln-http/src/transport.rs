@@ -9,6 +9,7 @@ use std::time::Duration;
 
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::TcpStream;
+use tokio::time::timeout;
 
 pub(crate) trait Transport: AsyncRead + AsyncWrite + Unpin + 'static {
     /// The TCP socket underneath, for socket options.
@@ -24,8 +25,12 @@ pub(crate) trait Transport: AsyncRead + AsyncWrite + Unpin + 'static {
     fn try_write(&mut self, buf: &[u8]) -> io::Result<usize>;
 
     /// Whether bytes taken by a write still wait inside the transport (encrypted but
-    /// not yet handed to the socket): they need a flush.
+    /// not yet handed to the socket): they need [`send_held`](Self::send_held).
     fn has_unsent(&self) -> bool;
+
+    /// Hands some of the held bytes to the socket, waiting until it takes at least one
+    /// (or until nothing is held).
+    fn send_held(&mut self) -> impl Future<Output = io::Result<()>>;
 
     /// The socket to `sendfile(2)` into, when the bytes go out as they lie in the file.
     fn zero_copy(&self) -> Option<&TcpStream>;
@@ -64,6 +69,11 @@ impl Transport for TcpStream {
         false
     }
 
+    /// A socket's writes hold nothing back.
+    async fn send_held(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+
     #[inline]
     fn zero_copy(&self) -> Option<&TcpStream> {
         Some(self)
@@ -76,4 +86,17 @@ impl Transport for TcpStream {
 
     /// Closing the socket is the whole close.
     async fn close(&mut self, _limit: Duration) {}
+}
+
+/// Hands everything the transport holds to the socket. Like every send, each wait must
+/// see progress within `stall`, so a slow reader is served to the end while one that
+/// stopped reading is dropped; `false` when it stalled.
+pub(crate) async fn send_all_held<T: Transport>(stream: &mut T, stall: Duration) -> io::Result<bool> {
+    while stream.has_unsent() {
+        match timeout(stall, stream.send_held()).await {
+            Ok(sent) => sent?,
+            Err(_) => return Ok(false),
+        }
+    }
+    Ok(true)
 }

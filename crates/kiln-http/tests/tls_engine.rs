@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use kiln_http::{HttpsRedirect, Limits, Server, Tls};
 use tls_support::{CLIENT_TIMEOUT, Cert, TempDir, client, connect, exchange, read_response, start, stop};
-use tokio::io::AsyncWriteExt;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio_rustls::rustls::version::TLS13;
 
 #[tokio::test]
@@ -114,4 +114,52 @@ fn redirect_answers_308_to_the_request_host_over_https_and_refuses_a_bad_host() 
     }
     server.shutdown();
     server.wait().unwrap();
+}
+
+#[tokio::test]
+async fn a_slow_reader_over_tls_gets_the_whole_file_and_a_stopped_one_is_cut_at_the_send_timeout() {
+    let (cert, dir) = (Cert::new(), TempDir::new("stall"));
+    let (cert_path, key_path) = cert.write(dir.path());
+    let small = dir.path().join("small.bin");
+    std::fs::write(&small, vec![7u8; 4 << 20]).unwrap();
+    // Far more than loopback's socket buffers and rustls's hold together.
+    let large = dir.path().join("large.bin");
+    std::fs::write(&large, vec![9u8; 32 << 20]).unwrap();
+    let limits = Limits { body_timeout: Duration::from_secs(1), ..Limits::default() };
+    let server = start(Tls::new(cert_path, key_path), limits);
+    let config = client(&cert.der, &[&TLS13], false);
+    let get = |file: &std::path::Path| {
+        format!("GET /file?{} HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n", file.display())
+    };
+
+    // Slow but steady: 32 KiB every 20 ms, each far inside the 1 s send timeout.
+    let mut slow = connect(server.local_addr(), &config).await;
+    slow.write_all(get(&small).as_bytes()).await.unwrap();
+    let mut received = 0;
+    let mut chunk = vec![0u8; 32 * 1024];
+    let deadline = tokio::time::Instant::now() + 6 * CLIENT_TIMEOUT;
+    loop {
+        assert!(tokio::time::Instant::now() < deadline, "the slow read took too long");
+        match tokio::time::timeout(CLIENT_TIMEOUT, slow.read(&mut chunk)).await.expect("data in time") {
+            Ok(0) => break,
+            Ok(n) => received += n,
+            Err(e) => panic!("the slow reader was cut after {received} bytes: {e}"),
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert!(received > 4 << 20, "{received} bytes: head and whole body expected");
+
+    // Stopped: reads nothing for 3 s (three send timeouts), then everything it can.
+    let mut stopped = connect(server.local_addr(), &config).await;
+    stopped.write_all(get(&large).as_bytes()).await.unwrap();
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    let mut received = 0;
+    loop {
+        match tokio::time::timeout(CLIENT_TIMEOUT, stopped.read(&mut chunk)).await.expect("closed, not hung") {
+            Ok(n) if n > 0 => received += n,
+            _ => break,
+        }
+    }
+    assert!(received < 32 << 20, "a reader that stopped for 3 s still got the whole 32 MiB");
+    stop(server);
 }

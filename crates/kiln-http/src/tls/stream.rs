@@ -63,6 +63,28 @@ impl Transport for TlsConn {
         self.inner.get_ref().1.wants_write()
     }
 
+    async fn send_held(&mut self) -> io::Result<()> {
+        std::future::poll_fn(|cx| {
+            let (tcp, conn) = self.inner.get_mut();
+            loop {
+                if !conn.wants_write() {
+                    return Poll::Ready(Ok(()));
+                }
+                match conn.write_tls(&mut SocketWriter(tcp)) {
+                    Ok(0) => return Poll::Ready(Err(io::ErrorKind::WriteZero.into())),
+                    Ok(_) => return Poll::Ready(Ok(())),
+                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                        // Registers the task; the socket cleared its readiness on the
+                        // `WouldBlock`, so this waits for room.
+                        std::task::ready!(tcp.poll_write_ready(cx))?;
+                    }
+                    Err(e) => return Poll::Ready(Err(e)),
+                }
+            }
+        })
+        .await
+    }
+
     fn zero_copy(&self) -> Option<&TcpStream> {
         None
     }
@@ -73,6 +95,23 @@ impl Transport for TlsConn {
 
     async fn close(&mut self, limit: Duration) {
         let _ = timeout(limit, self.inner.shutdown()).await;
+    }
+}
+
+/// rustls writes its records through `std::io::Write`; the socket is non-blocking.
+struct SocketWriter<'a>(&'a TcpStream);
+
+impl io::Write for SocketWriter<'_> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.0.try_write(buf)
+    }
+
+    fn write_vectored(&mut self, bufs: &[IoSlice<'_>]) -> io::Result<usize> {
+        self.0.try_write_vectored(bufs)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
     }
 }
 
