@@ -27,6 +27,9 @@
 //!   with `Cache-Control: immutable`.
 //! - **An access log** ([`App::access_log`]) written off the request path, flushed
 //!   and stopped by the [`Serving`] handle.
+//! - **Behind a load balancer**: the real client as [`ClientAddr`] (and in the log),
+//!   believed only from [`App::trusted_proxies`]; [`healthz`] answers `503` from the
+//!   moment the server drains (`docs/deploy.md`).
 //! - **Databases** (`kiln::db`, cargo features `sqlite` (default) and `postgres`):
 //!   the app's statements with `$1` placeholders on both backends, rows into the
 //!   app's types with `#[derive(FromRow)]`, transactions, migrations embedded at
