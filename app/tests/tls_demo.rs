@@ -76,8 +76,8 @@ async fn demo_serves_https_with_hsts_redirects_plain_http_and_sighup_renews_its_
     assert_eq!(moved.header("location"), Some(&*format!("https://localhost:{}/pong?x=1", server.addr.port())));
 
     let new = write_cert(dir.path());
-    let status = Command::new("kill").args(["-HUP", &server.child.id().to_string()]).status().unwrap();
-    assert!(status.success());
+    let pid = nix::unistd::Pid::from_raw(server.child.id() as i32);
+    nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGHUP).unwrap();
     let deadline = Instant::now() + CLIENT_TIMEOUT;
     while get_pong(server.addr, &[old.clone(), new.clone()]).await.0 != new {
         assert!(Instant::now() < deadline, "SIGHUP did not renew the certificate");
