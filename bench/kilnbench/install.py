@@ -1,7 +1,9 @@
 """Fetch a missing tool before it is needed: Debian packages with apt-get (as root), Python ones with pip.
 
 A fresh machine lacks wrk, ab, httperf, nginx...; the runner asks for each tool
-it is about to use, and a tool that cannot be had becomes a row saying why.
+it is about to use, and a tool that cannot be had becomes a row saying why. Peers that
+need libraries rather than executables install them in a build step,
+`python3 -m kilnbench.install PACKAGE...` (see `servers.debian_packages`).
 """
 
 from __future__ import annotations
@@ -68,3 +70,46 @@ def ensure_python_module(module: str, requirement: str, log=print) -> bool:
         return True
     except ImportError:
         return False
+
+
+def debian_installed(package: str) -> bool:
+    """Whether Debian `package` is installed."""
+    return _dpkg_query("${Status}", package).endswith("install ok installed")
+
+
+def debian_version(package: str) -> str:
+    """The installed version of Debian `package`, or "?"."""
+    return _dpkg_query("${Version}", package) or "?"
+
+
+def _dpkg_query(field: str, package: str) -> str:
+    try:
+        done = subprocess.run(
+            ["dpkg-query", "-W", f"-f={field}", package], capture_output=True, text=True, timeout=30, check=False
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return ""
+    return done.stdout.strip()
+
+
+def install_debian(packages: list[str]) -> int:
+    """Installs the missing ones of `packages` with apt-get, saying so; the exit status of a build step."""
+    missing = [p for p in packages if not debian_installed(p)]
+    if not missing:
+        print(f"already installed: {' '.join(packages)}")
+        return 0
+    if os.geteuid() != 0 or not shutil.which("apt-get"):
+        print(f"missing Debian packages {' '.join(missing)}: run as root, or apt-get install them", file=sys.stderr)
+        return 1
+    print(f"installing {' '.join(missing)} with apt-get", flush=True)
+    env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
+    lock = ["-o", "DPkg::Lock::Timeout=600"]  # other peers may be installing at the same moment
+    subprocess.run(["apt-get", *lock, "update", "-q"], env=env, timeout=APT_TIMEOUT_S, check=False)
+    argv = ["apt-get", *lock, "install", "-y", "-q", "--no-install-recommends", *missing]
+    return subprocess.run(argv, env=env, timeout=APT_TIMEOUT_S, check=False).returncode
+
+
+if __name__ == "__main__":
+    if len(sys.argv) > 1:
+        sys.exit(install_debian(sys.argv[1:]))
+    sys.exit("usage: python3 -m kilnbench.install PACKAGE...")

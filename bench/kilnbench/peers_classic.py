@@ -3,7 +3,7 @@ mod_php, Rails on puma, thin and WEBrick, twisted, EventMachine, and Ruby + Even
 fibers + the pg driver's async API for the non-blocking report's `/mix`.
 
 Each entry installs what it lacks itself (executables through the runner's `tools`, libraries
-and Ruby packages through a build step that runs `python3 -m kilnbench.peers_classic install`,
+and Ruby packages through a build step that runs `python3 -m kilnbench.install`,
 which calls apt-get and says so), builds into `bench/.build/<name>/`, renders its config there
 at launch from a template in `bench/peers/<folder>/`, and runs in the foreground in the
 runner's process group: SIGTERM to the group reaches lighttpd's FastCGI children and Apache's
@@ -15,15 +15,12 @@ from __future__ import annotations
 import os
 import resource
 import shutil
-import subprocess
 import sys
 from pathlib import Path
 from string import Template
 
-from .servers import Launch, Options, Paths, Server, Step, Unsupported, _first_line, _output, _peer_env, is_postgres
-
-APT_TIMEOUT_S = 900
-"""Longest `apt-get install` may take, waiting for another apt-get's lock included."""
+from .install import debian_version
+from .servers import Launch, Options, Paths, Server, Step, Unsupported, _first_line, debian_packages, _peer_env, is_postgres
 
 FASTCGI_PROCS_REPORT = 20
 """FastCGI processes the Ocsigen report's lighttpd needed to keep up."""
@@ -66,35 +63,7 @@ def _render(template: Path, out: Path, **values: object) -> Path:
     return out
 
 
-def debian_packages(paths: Paths, *packages: str) -> Step:
-    """A build step that installs the Debian `packages` not yet installed (apt-get, as root)."""
-    return Step([sys.executable, "-m", "kilnbench.peers_classic", "install", *packages], paths.bench)
 
-
-def _installed(package: str) -> bool:
-    status = _output(["dpkg-query", "-W", "-f=${Status}", package])
-    return status.endswith("install ok installed")
-
-
-def _dpkg_version(package: str) -> str:
-    return _output(["dpkg-query", "-W", "-f=${Version}", package]) or "?"
-
-
-def install(packages: list[str]) -> int:
-    """Installs the missing ones of `packages` with apt-get; the exit status of a build step."""
-    missing = [p for p in packages if not _installed(p)]
-    if not missing:
-        print(f"already installed: {' '.join(packages)}")
-        return 0
-    if os.geteuid() != 0 or not shutil.which("apt-get"):
-        print(f"missing Debian packages {' '.join(missing)}: run as root, or apt-get install them", file=sys.stderr)
-        return 1
-    print(f"installing {' '.join(missing)} with apt-get", flush=True)
-    env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
-    lock = ["-o", "DPkg::Lock::Timeout=600"]  # other peers may be installing at the same moment
-    subprocess.run(["apt-get", *lock, "update", "-q"], env=env, timeout=APT_TIMEOUT_S, check=False)
-    argv = ["apt-get", *lock, "install", "-y", "-q", "--no-install-recommends", *missing]
-    return subprocess.run(argv, env=env, timeout=APT_TIMEOUT_S, check=False).returncode
 
 
 # ---------------------------------------------------------------- lighttpd
@@ -307,7 +276,7 @@ def _apache(name: str, description: str, mpm: str, mpm_settings: str, modules: s
 
     def version(paths: Paths) -> str:
         apache = _first_line([_sbin("apache2"), "-v"]).removeprefix("Server version: ")
-        return f"{apache}, PHP {_dpkg_version('libapache2-mod-php8.2')}" if "php" in name else apache
+        return f"{apache}, PHP {debian_version('libapache2-mod-php8.2')}" if "php" in name else apache
 
     return Server(name, description, build, launch, version, tools={"apache2": "apache2"})
 
@@ -436,7 +405,7 @@ def eventmachine() -> Server:
         return Launch(["ruby", str(paths.peers / "eventmachine" / "server.rb")], _peer_env(paths, port, opts))
 
     def version(paths: Paths) -> str:
-        return f"EventMachine {_dpkg_version('ruby-eventmachine')}, http_parser.rb {_dpkg_version('ruby-http-parser.rb')}, {_ruby_version()}"
+        return f"EventMachine {debian_version('ruby-eventmachine')}, http_parser.rb {debian_version('ruby-http-parser.rb')}, {_ruby_version()}"
 
     return Server(
         "eventmachine",
@@ -459,7 +428,7 @@ def ruby_em_pg() -> Server:
 
     def version(paths: Paths) -> str:
         pg = _first_line(["ruby", "-e", 'require "pg"; print "ruby-pg #{PG::VERSION} (libpq #{PG.library_version})"'])
-        return f"EventMachine {_dpkg_version('ruby-eventmachine')}, {pg}, {_ruby_version()}"
+        return f"EventMachine {debian_version('ruby-eventmachine')}, {pg}, {_ruby_version()}"
 
     return Server(
         "ruby-em-pg",
@@ -488,8 +457,3 @@ SERVERS: list[Server] = [
     eventmachine(),
     ruby_em_pg(),
 ]
-
-if __name__ == "__main__":
-    if sys.argv[1:2] == ["install"]:
-        sys.exit(install(sys.argv[2:]))
-    sys.exit("usage: python3 -m kilnbench.peers_classic install PACKAGE...")

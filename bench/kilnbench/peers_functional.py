@@ -3,7 +3,7 @@ Eliom module, and the standalone native executable), Warp, Yesod, Snap (access l
 on), Happstack, Yaws and Jetty 12 (standing in for Scalatra and Play, which cannot be had here).
 
 Each entry installs what it lacks itself, through a build step that runs
-`python3 -m kilnbench.peers_functional install PACKAGE...` (apt-get, as root; it says so when
+`python3 -m kilnbench.install PACKAGE...` (apt-get, as root; it says so when
 it installs), builds into `bench/.build/<folder>/` (ghc, ocamlfind, erlc, mvn), and runs on
 one core: GHC's `+RTS -N1`, the JVM's `-XX:ActiveProcessorCount=1`, Erlang's `+S 1`; Ocsigen
 is one process (its Lwt thread pool included). Every one runs in the foreground, so the
@@ -12,19 +12,13 @@ runner's SIGTERM to its process group stops it.
 
 from __future__ import annotations
 
-import os
 import re
-import shutil
-import subprocess
-import sys
 from pathlib import Path
 from string import Template
 
-from .servers import ACCESS_LOG_WORKLOADS, Launch, Options, Paths, Server, Step, _first_line, _output, _peer_env
+from .install import debian_version
+from .servers import ACCESS_LOG_WORKLOADS, Launch, Options, Paths, Server, Step, _first_line, _output, _peer_env, debian_packages
 from .workloads import BY_NAME as WORKLOADS
-
-APT_TIMEOUT_S = 900
-"""Longest `apt-get install` may take (GHC and OCaml are over 1 GB each), another apt-get's lock included."""
 
 OCSIGEN_PACKAGES = (
     "ocsigenserver",
@@ -48,37 +42,6 @@ RUN_ON_ONE_CORE = ["+RTS", "-N1", "-RTS"]
 """A GHC program's runtime options: one capability, the suite's one server core."""
 
 
-# ---------------------------------------------------------------- installing
-
-
-def debian_packages(paths: Paths, *packages: str) -> Step:
-    """A build step that installs the Debian `packages` not yet installed (apt-get, as root)."""
-    return Step([sys.executable, "-m", "kilnbench.peers_functional", "install", *packages], paths.bench)
-
-
-def _installed(package: str) -> bool:
-    return _output(["dpkg-query", "-W", "-f=${Status}", package]).endswith("install ok installed")
-
-
-def _dpkg_version(package: str) -> str:
-    return _output(["dpkg-query", "-W", "-f=${Version}", package]) or "?"
-
-
-def install(packages: list[str]) -> int:
-    """Installs the missing ones of `packages` with apt-get; the exit status of a build step."""
-    missing = [p for p in packages if not _installed(p)]
-    if not missing:
-        print(f"already installed: {' '.join(packages)}")
-        return 0
-    if os.geteuid() != 0 or not shutil.which("apt-get"):
-        print(f"missing Debian packages {' '.join(missing)}: run as root, or apt-get install them", file=sys.stderr)
-        return 1
-    print(f"installing {' '.join(missing)} with apt-get", flush=True)
-    env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
-    lock = ["-o", "DPkg::Lock::Timeout=600"]  # other peers may be installing at the same moment
-    subprocess.run(["apt-get", *lock, "update", "-q"], env=env, timeout=APT_TIMEOUT_S, check=False)
-    argv = ["apt-get", *lock, "install", "-y", "-q", "--no-install-recommends", *missing]
-    return subprocess.run(argv, env=env, timeout=APT_TIMEOUT_S, check=False).returncode
 
 
 def _render(template: Path, out: Path, **values: object) -> Path:
@@ -141,7 +104,7 @@ def haskell(
 
 def _ocsigen_version(paths: Paths) -> str:
     ocaml = _first_line(["ocamlfind", "ocamlopt", "-version"])
-    return f"ocsigenserver {_dpkg_version('ocsigenserver')}, eliom {_dpkg_version('libeliom-ocaml-dev')}, OCaml {ocaml}"
+    return f"ocsigenserver {debian_version('ocsigenserver')}, eliom {debian_version('libeliom-ocaml-dev')}, OCaml {ocaml}"
 
 
 def _ocsigen_run_dir(home: Path) -> Path:
@@ -354,8 +317,3 @@ SERVERS: list[Server] = [
     jetty(),
 ]
 
-
-if __name__ == "__main__":
-    if sys.argv[1:2] == ["install"] and len(sys.argv) > 2:
-        sys.exit(install(sys.argv[2:]))
-    sys.exit("usage: python3 -m kilnbench.peers_functional install PACKAGE...")

@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import re
 import subprocess
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from string import Template
@@ -124,6 +125,12 @@ def _locked_version(lock: Path, crate: str) -> str:
         return "?"
     found = re.search(rf'name = "{re.escape(crate)}"\nversion = "([^"]+)"', text)
     return found.group(1) if found else "?"
+
+
+def debian_packages(paths: Paths, *packages: str) -> Step:
+    """A build step that installs the Debian `packages` not yet installed (apt-get, as root;
+    it says so when it installs)."""
+    return Step([sys.executable, "-m", "kilnbench.install", *packages], paths.bench)
 
 
 def is_postgres(url: str | None) -> bool:

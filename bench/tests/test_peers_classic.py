@@ -81,7 +81,7 @@ class LighttpdTest(ScratchCheckout):
     def test_the_fastcgi_app_is_built_once_for_both(self):
         one, twenty = (ENTRIES[n].build(self.paths) for n in ("lighttpd-fcgi-1", "lighttpd-fcgi-20"))
         self.assertEqual([s.argv for s in one], [s.argv for s in twenty])
-        self.assertEqual(one[0].argv[-3:], ["kilnbench.peers_classic", "install", "libfcgi-dev"])
+        self.assertEqual(one[0].argv[-3:], ["-m", "kilnbench.install", "libfcgi-dev"])
         self.assertIn("-lfcgi", one[1].argv)
 
     def test_the_file_entry_serves_the_static_folder_and_nothing_else(self):
@@ -196,43 +196,6 @@ class RubyTest(ScratchCheckout):
         self.assertEqual(create.argv[1:], ["-m", "venv", str(venv)])
         self.assertEqual(pip.argv[0], str(venv / "bin" / "pip"))
         self.assertEqual(self.launch("twisted").argv[0], str(venv / "bin" / "python"))
-
-
-class InstallTest(unittest.TestCase):
-    def test_the_install_step_runs_as_a_module_from_its_folder(self):
-        step = peers_classic.debian_packages(Paths(BENCH.parent), "thin")
-        usage = subprocess.run(step.argv[:3], cwd=step.cwd, capture_output=True, text=True, timeout=60)
-        self.assertEqual(step.cwd, BENCH)
-        self.assertIn("usage: python3 -m kilnbench.peers_classic install", usage.stderr)
-
-    def test_nothing_runs_when_every_package_is_installed(self):
-        with mock.patch.object(peers_classic, "_installed", return_value=True), mock.patch("subprocess.run") as run:
-            self.assertEqual(peers_classic.install(["ruby-pg"]), 0)
-        run.assert_not_called()
-
-    def test_only_the_missing_are_installed_and_apt_waits_for_the_lock(self):
-        done = subprocess.CompletedProcess([], 0)
-        with (
-            mock.patch.object(peers_classic, "_installed", side_effect=lambda p: p == "ruby-pg"),
-            mock.patch("os.geteuid", return_value=0),
-            mock.patch("shutil.which", return_value="/usr/bin/apt-get"),
-            mock.patch("subprocess.run", return_value=done) as run,
-            mock.patch("builtins.print"),
-        ):
-            self.assertEqual(peers_classic.install(["ruby-pg", "thin"]), 0)
-        install = run.call_args_list[-1].args[0]
-        self.assertEqual(install[-1], "thin")
-        self.assertNotIn("ruby-pg", install)
-        self.assertIn("DPkg::Lock::Timeout=600", install)
-
-    def test_without_root_it_fails_and_says_what_to_install(self):
-        with (
-            mock.patch.object(peers_classic, "_installed", return_value=False),
-            mock.patch("os.geteuid", return_value=1000),
-            mock.patch("builtins.print") as say,
-        ):
-            self.assertEqual(peers_classic.install(["thin"]), 1)
-        self.assertIn("thin", say.call_args.args[0])
 
 
 if __name__ == "__main__":

@@ -44,28 +44,14 @@ class RegistryTest(unittest.TestCase):
         self.assertEqual(set(ENTRIES), expected)
         self.assertEqual(len(peers_functional.SERVERS), len(expected))
 
-    def test_every_build_installs_its_packages_through_this_module_first(self):
+    def test_every_build_installs_its_packages_first(self):
         with Checkout() as paths:
             for name, server in ENTRIES.items():
                 if name == "jetty":  # Maven fetches its own dependencies
                     continue
                 first = server.build(paths)[0]
-                self.assertEqual(first.argv[1:4], ["-m", "kilnbench.peers_functional", "install"], name)
+                self.assertEqual(first.argv[1:3], ["-m", "kilnbench.install"], name)
                 self.assertEqual(first.cwd, paths.bench, name)  # where `kilnbench` imports from
-
-    def test_install_does_nothing_when_everything_is_there(self):
-        with mock.patch.object(peers_functional, "_installed", return_value=True), mock.patch("subprocess.run") as run:
-            self.assertEqual(peers_functional.install(["ghc"]), 0)
-            run.assert_not_called()
-
-    def test_install_without_root_fails_and_names_the_packages(self):
-        with (
-            mock.patch.object(peers_functional, "_installed", return_value=False),
-            mock.patch("os.geteuid", return_value=1000),
-            mock.patch("subprocess.run") as run,
-        ):
-            self.assertEqual(peers_functional.install(["yaws"]), 1)
-            run.assert_not_called()
 
 
 class HaskellTest(unittest.TestCase):
