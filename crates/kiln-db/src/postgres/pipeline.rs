@@ -107,8 +107,10 @@ pub(crate) struct Call {
     rows: RefCell<Vec<DataRowBody>>,
     /// Rows changed, from the command tags.
     affected: Cell<u64>,
-    /// The last command tag (`COMMIT`, or `ROLLBACK` for a failed transaction).
-    tag: RefCell<String>,
+    /// The last command tag was `ROLLBACK` (the server's answer to the `COMMIT` of a
+    /// failed transaction). Only this is kept of the tags: copying each statement's
+    /// tag would cost an allocation per query.
+    rollback: Cell<bool>,
     description: RefCell<Description>,
     done: Cell<bool>,
     error: RefCell<Option<Error>>,
@@ -138,7 +140,8 @@ impl Call {
 pub(crate) struct Answer {
     pub(crate) rows: Vec<DataRowBody>,
     pub(crate) affected: u64,
-    pub(crate) tag: String,
+    /// The last command tag was `ROLLBACK`.
+    pub(crate) rollback: bool,
     pub(crate) description: Description,
 }
 
@@ -263,7 +266,7 @@ impl PgConn {
                 return Ok(Answer {
                     rows: call.rows.take(),
                     affected: call.affected.get(),
-                    tag: call.tag.take(),
+                    rollback: call.rollback.get(),
                     description: call.description.take(),
                 });
             }
@@ -454,7 +457,7 @@ fn dispatch(shared: &RefCell<Shared>, input: &mut BytesMut) -> Result<(), String
                     let tag = body.tag().map_err(|e| e.to_string())?;
                     let count = tag.rsplit(' ').next().and_then(|n| n.parse::<u64>().ok()).unwrap_or(0);
                     call.affected.set(call.affected.get() + count);
-                    *call.tag.borrow_mut() = tag.to_owned();
+                    call.rollback.set(tag == "ROLLBACK");
                 }
                 _ => return Err("a completion that no statement asked for".into()),
             },

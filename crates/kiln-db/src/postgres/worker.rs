@@ -89,10 +89,11 @@ impl Conn {
         }
     }
 
-    /// Runs one of `BEGIN`, `COMMIT`, `ROLLBACK`; returns its command tag.
-    async fn control(&self, sql: &str) -> Result<String, Error> {
+    /// Runs one of `BEGIN`, `COMMIT`, `ROLLBACK`; `true` if the server answered
+    /// `ROLLBACK`.
+    async fn control(&self, sql: &str) -> Result<bool, Error> {
         let statement = self.statement(sql).await?;
-        Ok(self.pipe.call(Commit::Own, |b| b.execute(&statement, &[])).await?.tag)
+        Ok(self.pipe.call(Commit::Own, |b| b.execute(&statement, &[])).await?.rollback)
     }
 }
 
@@ -352,10 +353,10 @@ impl Tx {
     }
 
     pub(crate) async fn commit(self) -> Result<(), Error> {
-        let tag = self.conn.control("COMMIT").await.map_err(|e| self.slot.failed(&self.conn, e))?;
+        let rolled_back = self.conn.control("COMMIT").await.map_err(|e| self.slot.failed(&self.conn, e))?;
         self.open.set(false);
         // The server answers `COMMIT` of a failed transaction with `ROLLBACK`.
-        if tag == "ROLLBACK" {
+        if rolled_back {
             return Err(Error::Query {
                 code: Some("25P02".into()),
                 message: "the transaction was rolled back: a statement in it failed".into(),
