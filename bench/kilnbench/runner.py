@@ -46,6 +46,8 @@ ROW_FIELDS = [
 READY_PATHS = ("/pong", "/hello", "/plaintext", "/")
 
 CANNOT_BE_HAD = "cannot be had"
+UNREACHABLE_SOURCE = "failed to resolve address for"
+"""What cargo says when a dependency's host (a git repository) cannot be reached."""
 """The status of a server whose tools cannot be installed here (a `(build)` row)."""
 
 
@@ -218,8 +220,16 @@ class Runner:
             if key not in self._built:  # kiln and kiln+log share one build
                 self._built[key] = self._build_step(server, step)
             if self._built[key]:
-                self.row(server, "(build)", 0, "build failed", note=self._built[key])
-                self.progress(f"build {server.name} FAILED: {self._built[key]}")
+                why = self._built[key]
+                if UNREACHABLE_SOURCE in why:
+                    # Not a fault of the peer's: only the package registries are reachable
+                    # here, and its build fetches from elsewhere (a git dependency).
+                    note = f"its build fetches from outside the package registries, unreachable here: {why}"
+                    self.row(server, "(build)", 0, CANNOT_BE_HAD, note=note)
+                    self.progress(f"build {server.name}: cannot be had: {note}")
+                    return False
+                self.row(server, "(build)", 0, "build failed", note=why)
+                self.progress(f"build {server.name} FAILED: {why}")
                 return False
         self.outcome.versions[server.name] = server.version(self.plan.paths)
         return True

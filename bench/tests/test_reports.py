@@ -12,6 +12,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from kilnbench import load, registry, reportdata, reporttable  # noqa: E402
 from kilnbench.parse import parse_ab, parse_httperf  # noqa: E402
+from kilnbench import peercheck  # noqa: E402
 from kilnbench.peercheck import claimed, report_claims  # noqa: E402
 from kilnbench.runner import ROW_FIELDS, runs  # noqa: E402
 from kilnbench.servers import Server  # noqa: E402
@@ -267,6 +268,13 @@ class WhatRunsTest(unittest.TestCase):
         self.assertFalse(pairs["json"])
         pairs = dict(claimed(server("db", frozenset({"db", "idle-10k"})), {}))
         self.assertEqual(pairs, {"db": True})
+
+    def test_check_peers_holds_a_server_that_answers_every_path_alike_to_the_status(self):
+        # The floor answers every request with one canned response and never claimed more.
+        canned = (200, {}, b"Hello, World!")
+        with mock.patch.object(peercheck, "http_get", return_value=canned):
+            self.assertIsNone(peercheck.probe(1, "pong", checks_body=False))
+            self.assertIn("PONG", peercheck.probe(1, "pong") or "")
 
 
 if __name__ == "__main__":

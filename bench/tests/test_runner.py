@@ -54,6 +54,15 @@ class BuildTest(unittest.TestCase):
             self.assertEqual((r["workload"], r["status"]), ("(build)", "build failed"))
             self.assertIn("exit status 3: error: it broke", r["note"])
 
+    def test_a_build_that_cannot_reach_a_git_dependency_cannot_be_had(self):
+        # may-minihttp-pg's driver is a git dependency: on a machine that reaches only the
+        # package registries its build fails, which is no fault of the peer's.
+        git = ["sh", "-c", "echo 'failed to resolve address for github.com: Name or service not known'; exit 101"]
+        self.assertFalse(self.runner.build(server("git-peer", [git])))
+        row = self.runner.outcome.rows[-1]
+        self.assertEqual(row["status"], "cannot be had")
+        self.assertIn("outside the package registries", row["note"])
+
 
 if __name__ == "__main__":
     unittest.main()
