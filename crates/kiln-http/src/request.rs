@@ -62,7 +62,10 @@ impl<'a> Request<'a> {
 
     /// The value of the first header named `name` (ASCII case-insensitive).
     pub fn header(&self, name: &str) -> Option<&'a [u8]> {
-        self.headers().find(|(n, _)| n.eq_ignore_ascii_case(name)).map(|(_, v)| v)
+        // Compared as bytes: a lookup runs on every request (cookies, the access log),
+        // and turning each name it passes into a `&str` first cost a UTF-8 check each.
+        let name = name.as_bytes();
+        self.head.headers.iter().find(|h| self.slice(&h.name).eq_ignore_ascii_case(name)).map(|h| self.slice(&h.value))
     }
 
     /// The value of the first header named `name`, if it is valid UTF-8.
@@ -128,5 +131,21 @@ impl std::fmt::Debug for Request<'_> {
             .field("version", &self.version())
             .field("body_len", &self.body.len())
             .finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::RequestBytes;
+
+    #[test]
+    fn a_header_is_found_by_name_in_any_case_and_the_first_of_repeats_wins() {
+        let raw = b"GET / HTTP/1.1\r\nHost: a\r\nuser-AGENT: x/1\r\nCookie: a=1\r\ncookie: b=2\r\n\r\n".to_vec();
+        let parsed = RequestBytes::parse(raw, "127.0.0.1:1".parse().unwrap()).unwrap();
+        let req = parsed.request();
+        assert_eq!(req.header("User-Agent"), Some(&b"x/1"[..]));
+        assert_eq!(req.header("cookie"), Some(&b"a=1"[..]));
+        assert_eq!(req.header("referer"), None);
+        assert_eq!(req.header("user-agen"), None);
     }
 }

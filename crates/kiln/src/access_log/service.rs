@@ -130,14 +130,6 @@ impl WorkerLog {
         let status = res.status().as_u16();
         // The engine sends no body for these, whatever the response holds.
         let bodiless = req.method() == "HEAD" || status < 200 || status == 204 || status == 304;
-        let (mut referer, mut user_agent) = (None, None);
-        for (name, value) in req.headers() {
-            if name.eq_ignore_ascii_case("referer") {
-                referer = referer.or(Some(value));
-            } else if name.eq_ignore_ascii_case("user-agent") {
-                user_agent = user_agent.or(Some(value));
-            }
-        }
         let mut remote = self.remote.borrow_mut();
         let line = Line {
             remote: remote.render(self.trusted.client_ip(req)),
@@ -149,8 +141,8 @@ impl WorkerLog {
             },
             status,
             bytes: if bodiless { 0 } else { res.body_len().unwrap_or(0) },
-            referer,
-            user_agent,
+            referer: req.header("referer"),
+            user_agent: req.header("user-agent"),
             micros,
         };
         let mut clock = self.clock.borrow_mut();
