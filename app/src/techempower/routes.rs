@@ -156,6 +156,29 @@ mod tests {
     use super::*;
 
     #[test]
+    fn the_fortunes_page_renders_techempowers_table_with_messages_escaped() {
+        let fortunes = [
+            Fortune {
+                id: 11,
+                message: "<script>alert(\"This should not be displayed in a browser alert box.\");</script>".into(),
+            },
+            Fortune { id: 4, message: "A bad random number generator: 1, 1, 1, 1, 1, 4.33e+67, 1, 1, 1".into() },
+            Fortune { id: 12, message: "フレームワークのベンチマーク".into() },
+        ];
+        assert_eq!(
+            fortunes_page(&fortunes).as_str(),
+            concat!(
+                "<!DOCTYPE html><html lang=\"en\"><head><title>Fortunes</title></head><body><table>",
+                "<tr><th>id</th><th>message</th></tr>",
+                "<tr><td>11</td><td>&lt;script&gt;alert(&quot;This should not be displayed in a browser alert box.&quot;);&lt;/script&gt;</td></tr>",
+                "<tr><td>4</td><td>A bad random number generator: 1, 1, 1, 1, 1, 4.33e+67, 1, 1, 1</td></tr>",
+                "<tr><td>12</td><td>フレームワークのベンチマーク</td></tr>",
+                "</table></body></html>"
+            )
+        );
+    }
+
+    #[test]
     fn counts_clamp_and_default_to_one() {
         for (raw, n) in [("0", 1), ("foo", 1), ("", 1), ("-3", 1), ("1", 1), ("20", 20), ("500", 500), ("501", 500)] {
             assert_eq!(Count::from_str(raw).map(|c| c.0), Ok(n), "{raw:?}");
