@@ -1,7 +1,7 @@
 //! The editor's pages, behind the session: the list of pages, and the forms that
 //! create and change a page, each with a preview that saves nothing.
 
-use kiln::markup::{Document, Fragment, PreEscaped};
+use kiln::markup::{Document, Fragment};
 use kiln::rejection::Rejection;
 use kiln::{CSRF_FIELD, Csrf, CsrfGuard, Form, Redirect, Route, Session, State, StatusCode, html};
 use serde::Deserialize;
@@ -9,7 +9,7 @@ use serde::Deserialize;
 use super::auth::EDITOR;
 use super::errors::SiteError;
 use super::layout;
-use super::markdown;
+use super::markdown::Markdown;
 use super::model::{self, PageDraft};
 use super::reply::Reply;
 use super::routes::{CreatePage, EditPageForm, EditorHome, LoginForm, Logout, NewPageForm, ShowPage, UpdatePage};
@@ -204,13 +204,13 @@ fn editor_page<R: Route>(
     preview: bool,
 ) -> Fragment<Document> {
     let heading = if new { "New page".to_owned() } else { format!("Editing “{}”", draft.title) };
-    let rendered = preview.then(|| markdown::to_html(&draft.body));
+    let rendered = preview.then(|| Markdown(&draft.body));
     let content = html! {
         h1 { (heading) }
         @if let Some(error) = error { p.error role="alert" { (error) } }
         @if let Some(rendered) = &rendered {
             p.notice { "Preview: nothing is saved until you press Save." }
-            div.preview #preview { h1 { (draft.title) } (PreEscaped(rendered)) }
+            div.preview #preview { h1 { (draft.title) } (rendered) }
         }
         form.editor method="post" action=(target) {
             input type="hidden" name=(CSRF_FIELD) value=(csrf.token());

@@ -1,11 +1,11 @@
 //! A page as visitors see it: the rendered Markdown, the comments (as text), and the
 //! comment form, empty or back with a message and what was typed.
 
-use kiln::markup::{Document, Flow, Fragment, PreEscaped};
+use kiln::markup::{Document, Flow, Fragment};
 use kiln::{CSRF_FIELD, Csrf, html};
 
 use super::layout;
-use super::markdown;
+use super::markdown::Markdown;
 use super::model::{Comment, Page};
 use super::routes::PostComment;
 
@@ -24,12 +24,11 @@ pub(crate) struct CommentForm<'a> {
 
 /// The whole page.
 pub(crate) fn page(page: &Page, comments: &[Comment], csrf: &Csrf, form: &CommentForm<'_>) -> Fragment<Document> {
-    let body = markdown::to_html(&page.body);
     let content = html! {
         article {
             h1 { (page.title) }
             p.meta { "Updated " (layout::time(page.updated, false)) }
-            (PreEscaped(body))
+            (Markdown(&page.body))
         }
         section #comments {
             h2 { "Comments (" (comments.len()) ")" }

@@ -130,3 +130,26 @@ fn a_stream_to_an_http10_client_is_delimited_by_close() {
     assert_eq!(resps[0].header("connection"), Some("close"));
     assert_eq!(resps[0].body_str(), "one,two,three");
 }
+
+/// Responses of 8 KiB and more wait for the worker's other ready connections before
+/// they are written, so that one turn's writes leave together: every byte must still
+/// arrive, in order, whether the connection is alone or one of many, copied into the
+/// write buffer (under 32 KiB) or written from where it lies.
+#[test]
+fn large_responses_held_for_the_turn_all_arrive_whole_and_in_order() {
+    let server = TestServer::start(Limits::default());
+    let sizes = [20_000usize, 40_000, 9_000, 100, 8_192];
+    let requests: String = sizes.iter().map(|n| format!("GET /sized?{n} HTTP/1.1\r\nHost: a\r\n\r\n")).collect();
+    for connections in [1, 8] {
+        let mut streams: Vec<_> = (0..connections).map(|_| server.connect()).collect();
+        for s in &mut streams {
+            s.write_all(requests.as_bytes()).unwrap();
+        }
+        for s in &mut streams {
+            let resps = read_responses(s, sizes.len(), false);
+            let got: Vec<usize> = resps.iter().map(|r| r.body.len()).collect();
+            assert_eq!(got, sizes, "{connections} connections");
+            assert!(resps.iter().all(|r| r.status == 200 && r.body.iter().all(|&b| b == b'x')));
+        }
+    }
+}

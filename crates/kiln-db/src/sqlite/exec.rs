@@ -87,7 +87,7 @@ fn bind(stmt: &mut Statement<'_>, params: &[Param]) -> Result<(), Error> {
 #[derive(Default)]
 struct Columns {
     /// (name's address, its length, the column's position); the address is only compared.
-    found: Cell<[(usize, usize, usize); COLUMNS_REMEMBERED]>,
+    found: [Cell<(usize, usize, usize)>; COLUMNS_REMEMBERED],
     len: Cell<usize>,
 }
 
@@ -97,15 +97,17 @@ const COLUMNS_REMEMBERED: usize = 16;
 impl Columns {
     fn index_of(&self, row: &rusqlite::Row<'_>, name: &str) -> Option<usize> {
         let key = (name.as_ptr() as usize, name.len());
-        let mut found = self.found.get();
         let len = self.len.get();
-        if let Some(&(_, _, index)) = found[..len].iter().find(|(at, n, _)| (*at, *n) == key) {
+        // Cell by cell: copying the whole table out of one `Cell` on every lookup
+        // cost more than the search.
+        if let Some(index) =
+            self.found[..len].iter().map(Cell::get).find_map(|(at, n, i)| ((at, n) == key).then_some(i))
+        {
             return Some(index);
         }
         let index = row.as_ref().column_index(name).ok()?;
         if len < COLUMNS_REMEMBERED {
-            found[len] = (key.0, key.1, index);
-            self.found.set(found);
+            self.found[len].set((key.0, key.1, index));
             self.len.set(len + 1);
         }
         Some(index)
