@@ -4,43 +4,54 @@
 use kiln::markup::{Asset, Document, Flow, Fragment, Phrasing};
 use kiln::{Typed, asset, html};
 
-use super::routes::{EditorHome, Favicon, Feed, Home, Sitemap};
+use super::routes::Favicon;
 
 /// The site's name, after each page's title and in the feed.
 pub(crate) const SITE_NAME: &str = "kiln wiki";
 
 /// The stylesheet, by its content-hashed name: a missing file does not compile.
-const STYLESHEET: Asset = Asset::new(asset!("site.css"));
+pub(crate) const STYLESHEET: Asset = Asset::new(asset!("site.css"));
 
-/// A whole page of the site: `title`, then `content` inside `<main>`.
-pub(crate) fn page(title: &str, content: Fragment<Flow>) -> Fragment<Document> {
-    html! {
-        html lang="en" {
-            head {
-                meta charset="utf-8";
-                meta name="viewport" content="width=device-width, initial-scale=1";
-                title { (title) " — " (SITE_NAME) }
-                link rel="stylesheet" href=(STYLESHEET);
-                link rel="alternate" type="application/rss+xml" title=(SITE_NAME) href=(Feed);
-            }
-            body {
-                header.site {
-                    a.brand href=(Home { page: None }) { (SITE_NAME) }
-                    nav {
-                        a href=(Home { page: None }) { "Pages" }
-                        " "
-                        a href=(Feed) { "Feed" }
-                        " "
-                        a href=(EditorHome) { "Editor" }
-                    }
+/// A whole page of the site: `title`, then the content inside `<main>`, written as
+/// `html!` markup in braces and rendered straight into the page: the one page with
+/// much content (a wiki page) is not rendered apart first and copied in.
+macro_rules! site_page {
+    ($title:expr, { $($content:tt)* }) => {
+        kiln::html! {
+            html lang="en" {
+                head {
+                    meta charset="utf-8";
+                    meta name="viewport" content="width=device-width, initial-scale=1";
+                    title { ($title) " — " ($crate::site::layout::SITE_NAME) }
+                    link rel="stylesheet" href=($crate::site::layout::STYLESHEET);
+                    link rel="alternate" type="application/rss+xml" title=($crate::site::layout::SITE_NAME)
+                        href=($crate::site::routes::Feed);
                 }
-                main { (content) }
-                footer.site {
-                    p { "Rendered on every request by kiln. " a href=(Sitemap) { "Sitemap" } }
+                body {
+                    header.site {
+                        a.brand href=($crate::site::routes::Home { page: None }) { ($crate::site::layout::SITE_NAME) }
+                        nav {
+                            a href=($crate::site::routes::Home { page: None }) { "Pages" }
+                            " "
+                            a href=($crate::site::routes::Feed) { "Feed" }
+                            " "
+                            a href=($crate::site::routes::EditorHome) { "Editor" }
+                        }
+                    }
+                    main { $($content)* }
+                    footer.site {
+                        p { "Rendered on every request by kiln. " a href=($crate::site::routes::Sitemap) { "Sitemap" } }
+                    }
                 }
             }
         }
-    }
+    };
+}
+pub(crate) use site_page;
+
+/// A whole page of the site: `title`, then `content` inside `<main>`.
+pub(crate) fn page(title: &str, content: Fragment<Flow>) -> Fragment<Document> {
+    site_page!(title, { (content) })
 }
 
 /// `/favicon.ico`, which browsers ask for on every site: the site's icon (SVG), so

@@ -24,7 +24,7 @@ pub(crate) struct CommentForm<'a> {
 
 /// The whole page.
 pub(crate) fn page(page: &Page, comments: &[Comment], csrf: &Csrf, form: &CommentForm<'_>) -> Fragment<Document> {
-    let content = html! {
+    layout::site_page!(&page.title, {
         article {
             h1 { (page.title) }
             p.meta { "Updated " (layout::time(page.updated, false)) }
@@ -33,17 +33,18 @@ pub(crate) fn page(page: &Page, comments: &[Comment], csrf: &Csrf, form: &Commen
         section #comments {
             h2 { "Comments (" (comments.len()) ")" }
             ol.comments {
-                @for c in comments {
+                // Each time written in place rather than through `layout::time`: a page
+                // has a time per comment, and each fragment was a string of its own.
+                @for (c, at) in comments.iter().map(|c| (c, layout::Stamp::new(c.created))) {
                     li id=(format_args!("c{}", c.id)) {
-                        p.byline { strong { (c.author) } " " (layout::time(c.created, true)) }
+                        p.byline { strong { (c.author) } " " time datetime=(at.iso()) { (at.minute()) } }
                         p.text { (c.body) }
                     }
                 }
             }
             (comment_form(&page.slug, csrf, form))
         }
-    };
-    layout::page(&page.title, content)
+    })
 }
 
 fn comment_form(slug: &str, csrf: &Csrf, form: &CommentForm<'_>) -> Fragment<Flow> {

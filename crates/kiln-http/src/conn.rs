@@ -32,7 +32,7 @@ use crate::worker::{Bufs, ConnBufs, INITIAL_BUFFER, KEEP_BUFFER, Worker, shrink}
 const FLUSH_THRESHOLD: usize = 64 * 1024;
 /// A body at least this large is written from where it lies rather than copied into
 /// the write buffer.
-const COPY_BODY_MAX: usize = 32 * 1024;
+const COPY_BODY_MAX: usize = 16 * 1024;
 /// A write at least this large waits for the worker's other ready connections to
 /// answer first, so that the writes of one turn leave together (see
 /// [`Conn::coalesce`]).
