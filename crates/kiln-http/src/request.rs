@@ -84,6 +84,15 @@ impl<'a> Request<'a> {
         })
     }
 
+    /// Every header in the order received, name and value as bytes: no UTF-8 check of
+    /// the names, for a caller that looks for several headers in one pass.
+    pub fn raw_headers(&self) -> impl Iterator<Item = (&'a [u8], &'a [u8])> + 'a {
+        let buf = self.buf;
+        self.head.headers.iter().map(move |h| {
+            (&buf[h.name.start as usize..h.name.end as usize], &buf[h.value.start as usize..h.value.end as usize])
+        })
+    }
+
     /// The request body, complete (decoded if it was chunked). Empty when there was none.
     pub fn body(&self) -> &'a [u8] {
         self.body
