@@ -148,6 +148,51 @@ def _workload_table(workload: str, by_server: dict[str, Cell]) -> list[str]:
     return lines
 
 
+def paired_ratios(rows: list[dict], workload: str) -> dict[str, tuple[float | None, float | None, int]]:
+    """server -> (median of req/s ÷ kiln's, median of CPU/req ÷ kiln's, pairs), each ratio taken
+    within one repetition: the two runs of a pair were seconds apart, so a machine that drifts
+    between fast and slow spells over a run moves both alike, where medians of each server's
+    own runs can land in different spells."""
+    by_rep: dict[str, dict[str, dict]] = defaultdict(dict)
+    for row in rows:
+        if row["status"] == MEASURED and row["workload"] == workload:
+            by_rep[row["rep"]][row["server"]] = row
+    pairs: dict[str, list[tuple[float | None, float | None]]] = defaultdict(list)
+    for servers in by_rep.values():
+        base = servers.get(BASELINE)
+        if base is None:
+            continue
+        base_rps, base_cpu = _num(base["rps"]), _per_request_us(base)
+        for name, row in servers.items():
+            if name == BASELINE:
+                continue
+            rps, cpu = _num(row["rps"]), _per_request_us(row)
+            pairs[name].append(
+                (rps / base_rps if rps and base_rps else None, cpu / base_cpu if cpu and base_cpu else None)
+            )
+    return {
+        name: (_median([p[0] for p in ratios]), _median([p[1] for p in ratios]), len(ratios))
+        for name, ratios in pairs.items()
+    }
+
+
+def _paired_table(rows: list[dict], workload: str) -> list[str]:
+    paired = paired_ratios(rows, workload)
+    if not paired or not any(n > 1 for _, _, n in paired.values()):
+        return []
+    lines = [
+        "",
+        "Paired within each repetition (median of the per-repetition ratios):",
+        "",
+        "| server | req/s vs kiln | CPU/req vs kiln | pairs |",
+        "|---|--:|--:|--:|",
+    ]
+    for name in sorted(paired):
+        rps, cpu, n = paired[name]
+        lines.append(f"| {name} | {_f(rps, '{:.3f}')} | {_f(cpu, '{:.3f}')} | {n} |")
+    return lines
+
+
 def _idle_table(rows: list[dict], table: dict[str, dict[str, Cell]]) -> list[str]:
     at_start: dict[str, list[float | None]] = defaultdict(list)
     for row in rows:
@@ -296,7 +341,7 @@ def write_summary(out: Path, rows: list[dict], title: str, settings_line: str) -
         what = f" — {w.description}" if w else ""
         if workload == "idle-10k":
             continue
-        md += ["", f"## {workload}{what}", "", f"![{workload}](plot-{workload}.png)", "", *_workload_table(workload, table[workload])]
+        md += ["", f"## {workload}{what}", "", f"![{workload}](plot-{workload}.png)", "", *_workload_table(workload, table[workload]), *_paired_table(rows, workload)]
     md += ["", "## Memory", "", *_idle_table(rows, table)]
     files = ["pong", "static", "pong-httperf", "static-httperf"]
     access = _variant_table(table, [(BASELINE, f"{BASELINE}+log"), ("nginx", "nginx+log")], files)

@@ -34,3 +34,26 @@ class CpuPerRequestTest(unittest.TestCase):
         by_server = {line.split(" | ")[0].strip("| *"): line for line in lines[2:]}
         self.assertTrue(by_server["kiln"].endswith("| 90.0 | 1.00 |"))
         self.assertTrue(by_server["axum-wiki"].endswith("| 85.0 | 0.94 |"))
+
+
+class PairedRatioTest(unittest.TestCase):
+    def test_ratios_are_taken_within_each_repetition_then_their_median(self):
+        from kilnbench.report import paired_ratios
+
+        # The machine runs at a different speed in each repetition; within each the
+        # variant costs 1.02, 1.03 and 1.01 times kiln: the median of those is 1.02.
+        rows = [
+            row("kiln", 1, 10_000, 0.5), row("kiln+log", 1, 10_000, 0.51),
+            row("kiln", 2, 10_000, 0.8), row("kiln+log", 2, 10_000, 0.824),
+            row("kiln", 3, 10_000, 0.9), row("kiln+log", 3, 10_000, 0.909),
+        ]
+        rps, cpu, pairs = paired_ratios(rows, "wiki")["kiln+log"]
+        self.assertEqual(pairs, 3)
+        self.assertAlmostEqual(cpu, 1.02)
+        self.assertAlmostEqual(rps, 1.0)
+
+    def test_a_repetition_without_kiln_gives_no_pair(self):
+        from kilnbench.report import paired_ratios
+
+        rows = [row("kiln", 1, 10_000, 0.5), row("axum", 1, 10_000, 0.6), row("axum", 2, 10_000, 0.6)]
+        self.assertEqual(paired_ratios(rows, "wiki")["axum"][2], 1)
