@@ -403,61 +403,46 @@ fn poll_drive(
             // `Sync` costs the server a commit and a flush, and each write a wake-up;
             // under load the batches grow by themselves, and a lone query still goes
             // at once.
-            if !s.syncs.server_idle() && !s.syncs.writing {
-                drop(s);
-                match read_some(shared, stream, input, scratch, cx) {
-                    Poll::Ready(Ok(())) => continue,
-                    other => return other,
+            if s.syncs.server_idle() || s.syncs.writing {
+                if !s.unsynced.is_empty() {
+                    let Shared { out, expected, unsynced, syncs, .. } = &mut *s;
+                    push_sync(out, expected, syncs, std::mem::take(unsynced));
                 }
-            }
-            if !s.unsynced.is_empty() {
-                let Shared { out, expected, unsynced, syncs, .. } = &mut *s;
-                push_sync(out, expected, syncs, std::mem::take(unsynced));
-            }
-            let mut wrote = false;
-            while !s.out.is_empty() {
-                match Pin::new(&mut *stream).poll_write(cx, &s.out) {
-                    Poll::Ready(Ok(0)) => return Poll::Ready(Err("the socket takes no more bytes".into())),
-                    Poll::Ready(Ok(n)) => {
-                        s.out.advance(n);
-                        wrote = true;
+                let mut wrote = false;
+                while !s.out.is_empty() {
+                    match Pin::new(&mut *stream).poll_write(cx, &s.out) {
+                        Poll::Ready(Ok(0)) => return Poll::Ready(Err("the socket takes no more bytes".into())),
+                        Poll::Ready(Ok(n)) => {
+                            s.out.advance(n);
+                            wrote = true;
+                        }
+                        Poll::Ready(Err(e)) => return Poll::Ready(Err(e.to_string())),
+                        Poll::Pending => break,
                     }
-                    Poll::Ready(Err(e)) => return Poll::Ready(Err(e.to_string())),
-                    Poll::Pending => break,
+                }
+                s.syncs.writing = !s.out.is_empty();
+                if s.out.is_empty() {
+                    s.syncs.unsent = 0;
+                }
+                // TLS holds written bytes back in records until flushed.
+                if wrote && let Poll::Ready(Err(e)) = Pin::new(&mut *stream).poll_flush(cx) {
+                    return Poll::Ready(Err(e.to_string()));
                 }
             }
-            s.syncs.writing = !s.out.is_empty();
-            if s.out.is_empty() {
-                s.syncs.unsent = 0;
-            }
-            // TLS holds written bytes back in records until flushed.
-            if wrote && let Poll::Ready(Err(e)) = Pin::new(&mut *stream).poll_flush(cx) {
-                return Poll::Ready(Err(e.to_string()));
-            }
         }
-        match read_some(shared, stream, input, scratch, cx) {
-            Poll::Ready(Ok(())) => {}
-            other => return other,
-        }
-    }
-}
-
-/// Reads what has arrived and dispatches it; `Pending` when nothing has.
-fn read_some(
-    shared: &RefCell<Shared>,
-    stream: &mut Stream,
-    input: &mut BytesMut,
-    scratch: &mut [u8],
-    cx: &mut Context<'_>,
-) -> Poll<Result<(), String>> {
-    let mut buf = ReadBuf::new(scratch);
-    match Pin::new(&mut *stream).poll_read(cx, &mut buf) {
-        Poll::Pending => Poll::Pending,
-        Poll::Ready(Err(e)) => Poll::Ready(Err(e.to_string())),
-        Poll::Ready(Ok(())) if buf.filled().is_empty() => Poll::Ready(Err("the server closed the connection".into())),
-        Poll::Ready(Ok(())) => {
-            input.extend_from_slice(buf.filled());
-            Poll::Ready(dispatch(shared, input))
+        let mut buf = ReadBuf::new(scratch);
+        match Pin::new(&mut *stream).poll_read(cx, &mut buf) {
+            Poll::Pending => return Poll::Pending,
+            Poll::Ready(Err(e)) => return Poll::Ready(Err(e.to_string())),
+            Poll::Ready(Ok(())) if buf.filled().is_empty() => {
+                return Poll::Ready(Err("the server closed the connection".into()));
+            }
+            Poll::Ready(Ok(())) => {
+                input.extend_from_slice(buf.filled());
+                if let Err(why) = dispatch(shared, input) {
+                    return Poll::Ready(Err(why));
+                }
+            }
         }
     }
 }
