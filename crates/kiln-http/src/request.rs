@@ -62,10 +62,10 @@ impl<'a> Request<'a> {
 
     /// The value of the first header named `name` (ASCII case-insensitive).
     pub fn header(&self, name: &str) -> Option<&'a [u8]> {
-        // Compared as bytes: a lookup runs on every request (cookies, the access log),
-        // and turning each name it passes into a `&str` first cost a UTF-8 check each.
+        // Compared as bytes: lookups run on every request (cookies, sessions, CSRF),
+        // and turning each name they pass into a `&str` first cost a UTF-8 check each.
         let name = name.as_bytes();
-        self.head.headers.iter().find(|h| self.slice(&h.name).eq_ignore_ascii_case(name)).map(|h| self.slice(&h.value))
+        self.raw_headers().find(|(n, _)| n.eq_ignore_ascii_case(name)).map(|(_, value)| value)
     }
 
     /// The value of the first header named `name`, if it is valid UTF-8.
@@ -75,13 +75,8 @@ impl<'a> Request<'a> {
 
     /// Every header in the order received, as (name, value).
     pub fn headers(&self) -> impl Iterator<Item = (&'a str, &'a [u8])> + 'a {
-        let buf = self.buf;
-        self.head.headers.iter().map(move |h| {
-            let name = &buf[h.name.start as usize..h.name.end as usize];
-            let value = &buf[h.value.start as usize..h.value.end as usize];
-            // Header names are tokens, so always ASCII.
-            (std::str::from_utf8(name).unwrap_or(""), value)
-        })
+        // Header names are tokens, so always ASCII.
+        self.raw_headers().map(|(name, value)| (std::str::from_utf8(name).unwrap_or(""), value))
     }
 
     /// Every header in the order received, name and value as bytes: no UTF-8 check of
