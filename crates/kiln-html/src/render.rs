@@ -33,13 +33,22 @@ pub fn escape(text: &str, buf: &mut String) {
     let mut copied = 0;
     let mut i = 0;
     while i < bytes.len() {
-        if let Some(chunk) = bytes.get(i..i + 8) {
-            let word = u64::from_le_bytes(chunk.try_into().unwrap_or_default());
-            if !has_special(word) {
-                i += 8;
-                continue;
+        let word = match bytes.get(i..i + 8) {
+            Some(chunk) => u64::from_le_bytes(chunk.try_into().unwrap_or_default()),
+            // The last few bytes, padded with zeros (which are not special).
+            None => {
+                let mut word = [0; 8];
+                word[..bytes.len() - i].copy_from_slice(&bytes[i..]);
+                u64::from_le_bytes(word)
             }
+        };
+        let flags = specials(word);
+        if flags == 0 {
+            i += 8;
+            continue;
         }
+        // Straight to the first special byte: the lowest flag is always a true one.
+        i += (flags.trailing_zeros() / 8) as usize;
         let entity = match bytes[i] {
             b'&' => "&amp;",
             b'<' => "&lt;",
@@ -59,18 +68,18 @@ pub fn escape(text: &str, buf: &mut String) {
     buf.push_str(&text[copied..]);
 }
 
-/// Whether any byte of `word` is `&`, `<`, `>` or `"` (the classic "has a zero
-/// byte" test on `word` XOR each character repeated).
+/// The high bit of each byte of `word` that is `&`, `<`, `>` or `"`, and perhaps of
+/// bytes after one that is (the classic "has a zero byte" test).
+///
+/// Two tests cover the four characters: `<` (0x3C) and `>` (0x3E) are the bytes that
+/// become 0x3E with bit 1 set, `"` (0x22) and `&` (0x26) those that become 0x26 with
+/// bit 2 set.
 #[inline(always)]
-fn has_special(word: u64) -> bool {
+fn specials(word: u64) -> u64 {
     const ONES: u64 = 0x0101_0101_0101_0101;
     const HIGHS: u64 = 0x8080_8080_8080_8080;
     let zero_in = |v: u64| v.wrapping_sub(ONES) & !v & HIGHS;
-    (zero_in(word ^ (ONES * b'&' as u64))
-        | zero_in(word ^ (ONES * b'<' as u64))
-        | zero_in(word ^ (ONES * b'>' as u64))
-        | zero_in(word ^ (ONES * b'"' as u64)))
-        != 0
+    zero_in((word | (ONES * 0x02)) ^ (ONES * b'>' as u64)) | zero_in((word | (ONES * 0x04)) ^ (ONES * b'&' as u64))
 }
 
 impl Render for str {

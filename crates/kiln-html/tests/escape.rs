@@ -73,3 +73,31 @@ fn long_text_with_specials_at_every_offset_is_escaped() {
         }
     }
 }
+
+#[test]
+fn every_ascii_character_at_every_offset_is_escaped_exactly_when_special() {
+    // The scan tests a word for the four characters two at a time (`<`/`>` and
+    // `"`/`&` differ by one bit): their neighbours (`=`, `?`, `$`, `'`, `.`) and the
+    // bytes after a special one in the same word must come through untouched.
+    let reference = |text: &str| {
+        text.chars().fold(String::new(), |mut out, c| {
+            match c {
+                '&' => out.push_str("&amp;"),
+                '<' => out.push_str("&lt;"),
+                '>' => out.push_str("&gt;"),
+                '"' => out.push_str("&quot;"),
+                c => out.push(c),
+            }
+            out
+        })
+    };
+    for byte in 1..128u8 {
+        for at in 0..17 {
+            let mut text = "x".repeat(at);
+            text.push(byte as char);
+            text.push_str("<=>?\"$&'.");
+            text.push(byte as char);
+            assert_eq!(html! { (text) }.as_str(), reference(&text), "{text:?}");
+        }
+    }
+}

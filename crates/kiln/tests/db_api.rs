@@ -77,6 +77,7 @@ on_both_backends!(
     crud,
     from_row_reads_renamed_optional_and_missing_columns,
     a_type_mismatch_names_the_column,
+    columns_are_found_whatever_their_case_and_after_nulls,
     a_unique_violation_is_a_conflict,
     a_foreign_key_violation_is_a_conflict,
     a_transaction_commits_on_ok,
@@ -157,6 +158,22 @@ fn from_row_reads_renamed_optional_and_missing_columns(f: Fixture) {
             matches!(&e, Error::Decode { column, message } if column == "user_name" && message.contains("no such column")),
             "{e:?}"
         );
+    });
+}
+
+fn columns_are_found_whatever_their_case_and_after_nulls(f: Fixture) {
+    // Fields are looked up by exact name first, then ignoring case as SQL does; each
+    // value is found by walking the row's fields, so NULLs before it must be skipped.
+    let database = f.open();
+    on_worker(async {
+        let db = database.worker();
+        let id = db.insert("INSERT INTO users (user_name, karma) VALUES ($1, 3)", &[&"kay"]).await.unwrap();
+        let sql = r#"SELECT NULL AS email, id AS "ID", user_name AS "User_Name", karma FROM users WHERE id = $1"#;
+        let user: User = db.query_one(sql, &[&id]).await.unwrap();
+        assert_eq!(user, User { id, name: "kay".into(), email: None, karma: 3 });
+        let (a, b, c): (Option<i64>, Option<String>, i64) =
+            db.query_one("SELECT NULL, NULL, karma FROM users WHERE id = $1", &[&id]).await.unwrap();
+        assert_eq!((a, b, c), (None, None, 3));
     });
 }
 

@@ -5,6 +5,8 @@ use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
 use std::rc::Rc;
 
+use foldhash::fast::RandomState;
+
 use super::types::result_format;
 
 /// A result column: its name, its type, and the format kiln asks it in.
@@ -38,7 +40,7 @@ pub(crate) const MAX_STATEMENTS: usize = 1024;
 /// One connection's prepared statements, by SQL text.
 #[derive(Default)]
 pub(crate) struct Statements {
-    by_sql: RefCell<HashMap<String, Rc<Statement>>>,
+    by_sql: RefCell<HashMap<String, Rc<Statement>, RandomState>>,
     next: Cell<u64>,
 }
 

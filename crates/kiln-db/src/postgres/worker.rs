@@ -66,12 +66,12 @@ impl Conn {
         let statement = self.statement(sql).await?;
         let answer = self.pipe.call(commit, |b| b.execute(&statement, params)).await?;
         let take = if fetch == Fetch::First { 1 } else { answer.rows.len() };
-        answer
-            .rows
-            .iter()
-            .take(take)
-            .map(|body| T::from_row(&Row::new(&PgRow { body, statement: &statement })))
-            .collect()
+        // Sized up front: collecting a `Result` iterator starts from nothing and grows.
+        let mut rows = Vec::with_capacity(take.min(answer.rows.len()));
+        for body in answer.rows.iter().take(take) {
+            rows.push(T::from_row(&Row::new(&PgRow { body, statement: &statement }))?);
+        }
+        Ok(rows)
     }
 
     async fn write(&self, sql: &str, params: &[&dyn ToParam], write: Write) -> Result<i64, Error> {
@@ -109,7 +109,13 @@ struct PgRow<'a> {
 
 impl RowSource for PgRow<'_> {
     fn index_of(&self, name: &str) -> Option<usize> {
-        self.statement.columns.iter().position(|c| c.name.eq_ignore_ascii_case(name))
+        // A field names its column as the SQL spells it, nearly always: try the exact
+        // name first, a byte comparison, and only then ignore case as SQL does.
+        let columns = &self.statement.columns;
+        columns
+            .iter()
+            .position(|c| c.name == name)
+            .or_else(|| columns.iter().position(|c| c.name.eq_ignore_ascii_case(name)))
     }
 
     fn len(&self) -> usize {
@@ -117,20 +123,36 @@ impl RowSource for PgRow<'_> {
     }
 
     fn value(&self, index: usize) -> Result<Value<'_>, String> {
-        use fallible_iterator::FallibleIterator;
         let column = &self.statement.columns[index];
-        let range =
-            self.body.ranges().nth(index).map_err(|e| e.to_string())?.ok_or("a row shorter than its description")?;
-        let raw = match range {
-            Some(range) => Some(self.body.buffer().get(range).ok_or("a column past its row")?),
-            None => None,
-        };
-        decode(column.oid, column.format, raw)
+        decode(column.oid, column.format, field(self.body.buffer(), index)?)
     }
 
     fn names(&self) -> Vec<String> {
         self.statement.columns.iter().map(|c| c.name.clone()).collect()
     }
+}
+
+/// The `index`th value of a `DataRow`'s fields (`buffer`: each field an `i32` length,
+/// `-1` for `NULL`, then its bytes), read by skipping the ones before it.
+fn field(buffer: &[u8], index: usize) -> Result<Option<&[u8]>, String> {
+    let mut rest = buffer;
+    for i in 0..=index {
+        let (len, after) = rest.split_first_chunk::<4>().ok_or("a row shorter than its description")?;
+        let len = i32::from_be_bytes(*len);
+        let (value, after) = match usize::try_from(len) {
+            Ok(len) => {
+                let (value, after) = after.split_at_checked(len).ok_or("a column past its row")?;
+                (Some(value), after)
+            }
+            Err(_) if len == -1 => (None, after),
+            Err(_) => return Err(format!("a column of length {len}")),
+        };
+        if i == index {
+            return Ok(value);
+        }
+        rest = after;
+    }
+    unreachable!("the loop returns at its last turn")
 }
 
 type Connecting = Shared<LocalBoxFuture<'static, Result<Rc<Conn>, Error>>>;
@@ -386,5 +408,46 @@ impl Drop for Tx {
                 });
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::field;
+
+    /// A `DataRow`'s fields: each an `i32` length (`-1`: `NULL`) and its bytes.
+    fn row(fields: &[Option<&[u8]>]) -> Vec<u8> {
+        let mut buf = Vec::new();
+        for f in fields {
+            match f {
+                Some(bytes) => {
+                    buf.extend_from_slice(&(bytes.len() as i32).to_be_bytes());
+                    buf.extend_from_slice(bytes);
+                }
+                None => buf.extend_from_slice(&(-1_i32).to_be_bytes()),
+            }
+        }
+        buf
+    }
+
+    #[test]
+    fn each_field_is_found_past_the_values_and_nulls_before_it() {
+        let buf = row(&[Some(b"ab"), None, Some(b""), Some(b"xyz")]);
+        assert_eq!(field(&buf, 0), Ok(Some(&b"ab"[..])));
+        assert_eq!(field(&buf, 1), Ok(None));
+        assert_eq!(field(&buf, 2), Ok(Some(&b""[..])));
+        assert_eq!(field(&buf, 3), Ok(Some(&b"xyz"[..])));
+    }
+
+    #[test]
+    fn a_malformed_row_is_an_error_not_a_panic() {
+        let buf = row(&[Some(b"ab")]);
+        assert!(field(&buf, 1).unwrap_err().contains("shorter than its description"));
+        // A length past the end of the row, and a negative length other than -1.
+        let mut long = 9_i32.to_be_bytes().to_vec();
+        long.extend_from_slice(b"abc");
+        assert!(field(&long, 0).unwrap_err().contains("past its row"));
+        assert!(field(&(-2_i32).to_be_bytes(), 0).unwrap_err().contains("length -2"));
+        assert!(field(&[0, 0], 0).is_err());
     }
 }
