@@ -4,6 +4,7 @@
 
 mod migrate;
 mod pipeline;
+mod rows;
 mod startup;
 mod statement;
 mod stream;

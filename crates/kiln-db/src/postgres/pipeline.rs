@@ -41,11 +41,12 @@ use std::task::{Context, Poll, Waker};
 
 use bytes::{Buf, BytesMut};
 use fallible_iterator::FallibleIterator;
-use postgres_protocol::message::backend::{DataRowBody, ErrorResponseBody, Header, Message};
+use postgres_protocol::message::backend::{DATA_ROW_TAG, ErrorResponseBody, Header, Message};
 use postgres_protocol::message::frontend;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::task::JoinHandle;
 
+use super::rows::Rows;
 use super::statement::{Column, Statement};
 use super::stream::Stream;
 use super::types::{encode, param_format};
@@ -137,7 +138,7 @@ pub(crate) struct Description {
 /// One call's answers.
 #[derive(Default)]
 pub(crate) struct Call {
-    rows: RefCell<Vec<DataRowBody>>,
+    rows: RefCell<Rows>,
     /// Rows changed, from the command tags.
     affected: Cell<u64>,
     /// The last command tag was `ROLLBACK` (the server's answer to the `COMMIT` of a
@@ -171,7 +172,7 @@ impl Call {
 /// What a finished call returns.
 #[derive(Debug, Default)]
 pub(crate) struct Answer {
-    pub(crate) rows: Vec<DataRowBody>,
+    pub(crate) rows: Rows,
     pub(crate) affected: u64,
     /// The last command tag was `ROLLBACK`.
     pub(crate) rollback: bool,
@@ -459,7 +460,17 @@ fn front_statement(expected: &VecDeque<Expect>) -> Option<&Rc<Call>> {
 fn dispatch(shared: &RefCell<Shared>, input: &mut BytesMut) -> Result<(), String> {
     let mut shared = shared.borrow_mut();
     let Shared { expected, rolled_back, commit_failed, syncs, .. } = &mut *shared;
-    while let Some(message) = next_message(input)? {
+    loop {
+        // Rows first, and copied straight out of the input (see `rows`).
+        if let Some(len) = data_row_len(input)? {
+            match front_statement(expected) {
+                Some(call) => call.rows.borrow_mut().push(&input[DATA_ROW_FIELDS..len]),
+                None => return Err("a row that no statement asked for".into()),
+            }
+            input.advance(len);
+            continue;
+        }
+        let Some(message) = next_message(input)? else { break };
         match message {
             Message::BindComplete
             | Message::ParseComplete
@@ -489,7 +500,7 @@ fn dispatch(shared: &RefCell<Shared>, input: &mut BytesMut) -> Result<(), String
                 _ => return Err("a NoData that no statement asked for".into()),
             },
             Message::DataRow(row) => match front_statement(expected) {
-                Some(call) => call.rows.borrow_mut().push(row),
+                Some(call) => call.rows.borrow_mut().push(row.buffer()),
                 None => return Err("a row that no statement asked for".into()),
             },
             Message::CommandComplete(body) => match expected.pop_front() {
@@ -550,6 +561,26 @@ fn dispatch(shared: &RefCell<Shared>, input: &mut BytesMut) -> Result<(), String
         }
     }
     Ok(())
+}
+
+/// Where a `DataRow`'s fields start: after its tag, length and field count.
+const DATA_ROW_FIELDS: usize = 7;
+
+/// The length of the whole `DataRow` at the front of `input`, if one is there.
+fn data_row_len(input: &[u8]) -> Result<Option<usize>, String> {
+    match Header::parse(input) {
+        Ok(Some(header)) if header.tag() == DATA_ROW_TAG => {
+            // The length counts itself, not the tag; `Header` refused what is under 4.
+            let len = header.len() as usize + 1;
+            if len < DATA_ROW_FIELDS || len > MAX_MESSAGE {
+                return Err(format!("a malformed row of {len} bytes from the server"));
+            }
+            Ok((input.len() >= len).then_some(len))
+        }
+        // Anything else, a partial header and a malformed one included, is
+        // `next_message`'s to read or refuse.
+        _ => Ok(None),
+    }
 }
 
 /// The next complete message in `input`, refusing malformed and oversized ones.
@@ -665,7 +696,7 @@ mod tests {
         let conn = Rc::clone(conn);
         tokio::task::spawn_local(async move {
             let answer = conn.call(commit, |b| b.execute(&world(), &[&id])).await?;
-            Ok(answer.rows.iter().map(|r| i32::from_be_bytes(r.buffer()[4..8].try_into().expect("4 bytes"))).collect())
+            Ok(answer.rows.iter().map(|r| i32::from_be_bytes(r[4..8].try_into().expect("4 bytes"))).collect())
         })
     }
 

@@ -13,12 +13,12 @@ use std::time::Duration;
 
 use futures_util::FutureExt;
 use futures_util::future::{LocalBoxFuture, Shared};
-use postgres_protocol::message::backend::DataRowBody;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tokio::time::Instant;
 
 use super::Settings;
 use super::pipeline::{Commit, PgConn};
+use super::rows::field;
 use super::startup::{connect, open};
 use super::statement::{Statement, Statements};
 use super::types::decode;
@@ -68,8 +68,8 @@ impl Conn {
         let take = if fetch == Fetch::First { 1 } else { answer.rows.len() };
         // Sized up front: collecting a `Result` iterator starts from nothing and grows.
         let mut rows = Vec::with_capacity(take.min(answer.rows.len()));
-        for body in answer.rows.iter().take(take) {
-            rows.push(T::from_row(&Row::new(&PgRow { body, statement: &statement }))?);
+        for fields in answer.rows.iter().take(take) {
+            rows.push(T::from_row(&Row::new(&PgRow { fields, statement: &statement }))?);
         }
         Ok(rows)
     }
@@ -103,7 +103,8 @@ fn contains_returning(sql: &str) -> bool {
 
 /// A row of a pipelined answer, its columns described by its statement.
 struct PgRow<'a> {
-    body: &'a DataRowBody,
+    /// The `DataRow`'s fields.
+    fields: &'a [u8],
     statement: &'a Statement,
 }
 
@@ -124,35 +125,12 @@ impl RowSource for PgRow<'_> {
 
     fn value(&self, index: usize) -> Result<Value<'_>, String> {
         let column = &self.statement.columns[index];
-        decode(column.oid, column.format, field(self.body.buffer(), index)?)
+        decode(column.oid, column.format, field(self.fields, index)?)
     }
 
     fn names(&self) -> Vec<String> {
         self.statement.columns.iter().map(|c| c.name.clone()).collect()
     }
-}
-
-/// The `index`th value of a `DataRow`'s fields (`buffer`: each field an `i32` length,
-/// `-1` for `NULL`, then its bytes), read by skipping the ones before it.
-fn field(buffer: &[u8], index: usize) -> Result<Option<&[u8]>, String> {
-    let mut rest = buffer;
-    for i in 0..=index {
-        let (len, after) = rest.split_first_chunk::<4>().ok_or("a row shorter than its description")?;
-        let len = i32::from_be_bytes(*len);
-        let (value, after) = match usize::try_from(len) {
-            Ok(len) => {
-                let (value, after) = after.split_at_checked(len).ok_or("a column past its row")?;
-                (Some(value), after)
-            }
-            Err(_) if len == -1 => (None, after),
-            Err(_) => return Err(format!("a column of length {len}")),
-        };
-        if i == index {
-            return Ok(value);
-        }
-        rest = after;
-    }
-    unreachable!("the loop returns at its last turn")
 }
 
 type Connecting = Shared<LocalBoxFuture<'static, Result<Rc<Conn>, Error>>>;
@@ -408,46 +386,5 @@ impl Drop for Tx {
                 });
             }
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::field;
-
-    /// A `DataRow`'s fields: each an `i32` length (`-1`: `NULL`) and its bytes.
-    fn row(fields: &[Option<&[u8]>]) -> Vec<u8> {
-        let mut buf = Vec::new();
-        for f in fields {
-            match f {
-                Some(bytes) => {
-                    buf.extend_from_slice(&(bytes.len() as i32).to_be_bytes());
-                    buf.extend_from_slice(bytes);
-                }
-                None => buf.extend_from_slice(&(-1_i32).to_be_bytes()),
-            }
-        }
-        buf
-    }
-
-    #[test]
-    fn each_field_is_found_past_the_values_and_nulls_before_it() {
-        let buf = row(&[Some(b"ab"), None, Some(b""), Some(b"xyz")]);
-        assert_eq!(field(&buf, 0), Ok(Some(&b"ab"[..])));
-        assert_eq!(field(&buf, 1), Ok(None));
-        assert_eq!(field(&buf, 2), Ok(Some(&b""[..])));
-        assert_eq!(field(&buf, 3), Ok(Some(&b"xyz"[..])));
-    }
-
-    #[test]
-    fn a_malformed_row_is_an_error_not_a_panic() {
-        let buf = row(&[Some(b"ab")]);
-        assert!(field(&buf, 1).unwrap_err().contains("shorter than its description"));
-        // A length past the end of the row, and a negative length other than -1.
-        let mut long = 9_i32.to_be_bytes().to_vec();
-        long.extend_from_slice(b"abc");
-        assert!(field(&long, 0).unwrap_err().contains("past its row"));
-        assert!(field(&(-2_i32).to_be_bytes(), 0).unwrap_err().contains("length -2"));
-        assert!(field(&[0, 0], 0).is_err());
     }
 }
