@@ -572,7 +572,7 @@ fn data_row_len(input: &[u8]) -> Result<Option<usize>, String> {
         Ok(Some(header)) if header.tag() == DATA_ROW_TAG => {
             // The length counts itself, not the tag; `Header` refused what is under 4.
             let len = header.len() as usize + 1;
-            if len < DATA_ROW_FIELDS || len > MAX_MESSAGE {
+            if !(DATA_ROW_FIELDS..=MAX_MESSAGE).contains(&len) {
                 return Err(format!("a malformed row of {len} bytes from the server"));
             }
             Ok((input.len() >= len).then_some(len))
