@@ -44,7 +44,9 @@ use std::task::{Context, Poll, Waker};
 
 use bytes::{Buf, BytesMut};
 use fallible_iterator::FallibleIterator;
-use postgres_protocol::message::backend::{DATA_ROW_TAG, ErrorResponseBody, Header, Message};
+use postgres_protocol::message::backend::{
+    BIND_COMPLETE_TAG, COMMAND_COMPLETE_TAG, DATA_ROW_TAG, ErrorResponseBody, Header, Message,
+};
 use postgres_protocol::message::frontend;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::task::JoinHandle;
@@ -467,19 +469,25 @@ fn dispatch(shared: &RefCell<Shared>, input: &mut BytesMut) -> Result<(), String
     let mut shared = shared.borrow_mut();
     let Shared { expected, rolled_back, commit_failed, syncs, .. } = &mut *shared;
     loop {
-        // Rows first, and copied straight out of the input (see `rows`).
-        if let Some(len) = data_row_len(input)? {
-            match front_statement(expected) {
-                Some(call) => call.rows.borrow_mut().push(&input[DATA_ROW_FIELDS..len]),
-                None => return Err("a row that no statement asked for".into()),
+        // What every statement gets is read straight from the input: rows are copied
+        // out (see `rows`), the rest is a few bytes.
+        if let Some((tag, len)) = statement_message(input)? {
+            let body = &input[HEADER..len];
+            match tag {
+                DATA_ROW_TAG => match (front_statement(expected), body.get(FIELD_COUNT..)) {
+                    (Some(call), Some(fields)) => call.rows.borrow_mut().push(fields),
+                    (Some(_), None) => return Err("a row without its field count".into()),
+                    (None, _) => return Err("a row that no statement asked for".into()),
+                },
+                COMMAND_COMPLETE_TAG => completed(expected, body)?,
+                _ => {} // BindComplete
             }
             input.advance(len);
             continue;
         }
         let Some(message) = next_message(input)? else { break };
         match message {
-            Message::BindComplete
-            | Message::ParseComplete
+            Message::ParseComplete
             | Message::CloseComplete
             | Message::NoticeResponse(_)
             | Message::ParameterStatus(_)
@@ -504,19 +512,6 @@ fn dispatch(shared: &RefCell<Shared>, input: &mut BytesMut) -> Result<(), String
             Message::NoData => match expected.pop_front() {
                 Some(Expect::Describe(_)) => {}
                 _ => return Err("a NoData that no statement asked for".into()),
-            },
-            Message::DataRow(row) => match front_statement(expected) {
-                Some(call) => call.rows.borrow_mut().push(row.buffer()),
-                None => return Err("a row that no statement asked for".into()),
-            },
-            Message::CommandComplete(body) => match expected.pop_front() {
-                Some(Expect::Statement(call)) => {
-                    let tag = body.tag().map_err(|e| e.to_string())?;
-                    let count = tag.rsplit(' ').next().and_then(|n| n.parse::<u64>().ok()).unwrap_or(0);
-                    call.affected.set(call.affected.get() + count);
-                    call.rollback.set(tag == "ROLLBACK");
-                }
-                _ => return Err("a completion that no statement asked for".into()),
             },
             Message::EmptyQueryResponse => match expected.pop_front() {
                 Some(Expect::Statement(_)) => {}
@@ -569,24 +564,40 @@ fn dispatch(shared: &RefCell<Shared>, input: &mut BytesMut) -> Result<(), String
     Ok(())
 }
 
-/// Where a `DataRow`'s fields start: after its tag, length and field count.
-const DATA_ROW_FIELDS: usize = 7;
+/// A message's tag and length, before its body.
+const HEADER: usize = 5;
+/// A `DataRow` body's field count, before its fields.
+const FIELD_COUNT: usize = 2;
 
-/// The length of the whole `DataRow` at the front of `input`, if one is there.
-fn data_row_len(input: &[u8]) -> Result<Option<usize>, String> {
+/// The tag and whole length of the `DataRow`, `BindComplete` or `CommandComplete` at
+/// the front of `input`, if one is there whole.
+fn statement_message(input: &[u8]) -> Result<Option<(u8, usize)>, String> {
     match Header::parse(input) {
-        Ok(Some(header)) if header.tag() == DATA_ROW_TAG => {
+        Ok(Some(header)) if matches!(header.tag(), DATA_ROW_TAG | BIND_COMPLETE_TAG | COMMAND_COMPLETE_TAG) => {
             // The length counts itself, not the tag; `Header` refused what is under 4.
             let len = header.len() as usize + 1;
-            if !(DATA_ROW_FIELDS..=MAX_MESSAGE).contains(&len) {
-                return Err(format!("a malformed row of {len} bytes from the server"));
+            if len > MAX_MESSAGE {
+                return Err(format!("a message of {len} bytes from the server, over the {MAX_MESSAGE} allowed"));
             }
-            Ok((input.len() >= len).then_some(len))
+            Ok((input.len() >= len).then_some((header.tag(), len)))
         }
         // Anything else, a partial header and a malformed one included, is
         // `next_message`'s to read or refuse.
         _ => Ok(None),
     }
+}
+
+/// A statement's `CommandComplete`, whose `body` is its command tag ("SELECT 12",
+/// "UPDATE 3", "ROLLBACK") ended by a NUL.
+fn completed(expected: &mut VecDeque<Expect>, body: &[u8]) -> Result<(), String> {
+    let Some(Expect::Statement(call)) = expected.pop_front() else {
+        return Err("a completion that no statement asked for".into());
+    };
+    let tag = body.strip_suffix(b"\0").ok_or("a command tag without its end")?;
+    let count = tag.rsplit(|&b| b == b' ').next().and_then(|n| std::str::from_utf8(n).ok()?.parse::<u64>().ok());
+    call.affected.set(call.affected.get() + count.unwrap_or(0));
+    call.rollback.set(tag == b"ROLLBACK");
+    Ok(())
 }
 
 /// The next complete message in `input`, refusing malformed and oversized ones.
@@ -840,6 +851,41 @@ mod tests {
         });
     }
 
+    /// The driver's state while `expected` is owed, nothing else going on.
+    fn owed(expected: Vec<Expect>) -> RefCell<Shared> {
+        RefCell::new(Shared {
+            out: BytesMut::new(),
+            unsynced: Vec::new(),
+            expected: expected.into(),
+            rolled_back: false,
+            commit_failed: None,
+            driver: None,
+            closed: None,
+            syncs: Syncs { expected: 1, unsent: 0, writing: false },
+        })
+    }
+
+    #[test]
+    fn command_tags_count_rows_and_say_rollback_and_malformed_ones_are_refused() {
+        for (tag, affected, rollback) in
+            [(&b"UPDATE 3\0"[..], 3, false), (b"INSERT 0 1\0", 1, false), (b"ROLLBACK\0", 0, true)]
+        {
+            let call = Rc::new(Call::default());
+            let shared = owed(vec![Expect::Statement(Rc::clone(&call))]);
+            let mut input = BytesMut::from(&[BIND_COMPLETE, &message(b'C', tag)].concat()[..]);
+            assert_eq!(dispatch(&shared, &mut input), Ok(()));
+            assert_eq!((call.affected.get(), call.rollback.get(), input.len()), (affected, rollback, 0));
+        }
+        for (bad, why) in [(message(b'D', &[0]), "field count"), (message(b'C', b"SELECT 1"), "without its end")] {
+            let shared = owed(vec![Expect::Statement(Rc::new(Call::default()))]);
+            let e = dispatch(&shared, &mut BytesMut::from(&bad[..])).unwrap_err();
+            assert!(e.contains(why), "{e}");
+        }
+        // A row nobody asked for.
+        let e = dispatch(&owed(Vec::new()), &mut BytesMut::from(&row(&[1])[..])).unwrap_err();
+        assert!(e.contains("no statement asked for"), "{e}");
+    }
+
     #[test]
     fn garbage_from_the_server_is_refused_without_a_panic() {
         let mut seed = 0x9e37_79b9_7f4a_7c15_u64;
@@ -852,21 +898,11 @@ mod tests {
         let tags = b"23CDEZINSTtn1K3sA";
         for _ in 0..5_000 {
             let call = Rc::new(Call::default());
-            let expected = VecDeque::from([
+            let shared = owed(vec![
                 Expect::Describe(Rc::clone(&call)),
                 Expect::Statement(Rc::clone(&call)),
                 Expect::Sync(vec![Rc::clone(&call)]),
             ]);
-            let shared = RefCell::new(Shared {
-                out: BytesMut::new(),
-                unsynced: Vec::new(),
-                expected,
-                rolled_back: false,
-                commit_failed: None,
-                driver: None,
-                closed: None,
-                syncs: Syncs { expected: 1, unsent: 0, writing: false },
-            });
             let mut input = BytesMut::new();
             for _ in 0..next() % 6 {
                 let body: Vec<u8> = (0..next() % 24).map(|_| next() as u8).collect();
