@@ -2,6 +2,7 @@
 //! commit semantics), one per worker by default, statements prepared once per
 //! connection, transactions on connections of their own.
 
+mod call;
 mod migrate;
 mod pipeline;
 mod rows;

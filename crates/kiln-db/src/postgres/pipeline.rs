@@ -35,7 +35,7 @@
 //! and hands each answer to the call waiting for it, in order. When the connection
 //! breaks, every waiting call fails at once with [`Error::Unavailable`].
 
-use std::cell::{Cell, RefCell};
+use std::cell::RefCell;
 use std::collections::VecDeque;
 use std::future::poll_fn;
 use std::pin::Pin;
@@ -51,6 +51,7 @@ use postgres_protocol::message::frontend;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::task::JoinHandle;
 
+use super::call::{Call, Description, Kept};
 use super::rows::Rows;
 use super::statement::{Column, Statement};
 use super::stream::Stream;
@@ -106,6 +107,7 @@ struct Shared {
     /// Why the connection is gone, once it is.
     closed: Option<String>,
     syncs: Syncs,
+    kept: Kept,
 }
 
 /// The `Sync`s the server owes a `ReadyForQuery` for, and how many of them are still
@@ -134,47 +136,6 @@ fn push_sync(out: &mut BytesMut, expected: &mut VecDeque<Expect>, syncs: &mut Sy
     expected.push_back(Expect::Sync(calls));
     syncs.expected += 1;
     syncs.unsent += 1;
-}
-
-/// What a statement being prepared was described as.
-#[derive(Debug, Default)]
-pub(crate) struct Description {
-    pub(crate) params: Vec<u32>,
-    pub(crate) columns: Vec<Column>,
-}
-
-/// One call's answers.
-#[derive(Default)]
-pub(crate) struct Call {
-    rows: RefCell<Rows>,
-    /// Rows changed, from the command tags.
-    affected: Cell<u64>,
-    /// The last command tag was `ROLLBACK` (the server's answer to the `COMMIT` of a
-    /// failed transaction). Only this is kept of the tags: copying each statement's
-    /// tag would cost an allocation per query.
-    rollback: Cell<bool>,
-    description: RefCell<Description>,
-    done: Cell<bool>,
-    error: RefCell<Option<Error>>,
-    /// Rolled back because another call's statement failed.
-    rolled_back: Cell<bool>,
-    waker: RefCell<Option<Waker>>,
-}
-
-impl Call {
-    fn finish(&self) {
-        self.done.set(true);
-        if let Some(waker) = self.waker.borrow_mut().take() {
-            waker.wake();
-        }
-    }
-
-    fn fail(&self, error: Error) {
-        let mut slot = self.error.borrow_mut();
-        if slot.is_none() {
-            *slot = Some(error);
-        }
-    }
 }
 
 /// What a finished call returns.
@@ -276,6 +237,7 @@ impl PgConn {
             driver: None,
             closed: None,
             syncs: Syncs::default(),
+            kept: Kept::default(),
         }));
         let driver = tokio::task::spawn_local(drive(Rc::clone(&shared), stream, leftover));
         PgConn { shared, driver }
@@ -306,12 +268,14 @@ impl PgConn {
                 return Err(error);
             }
             if !call.rolled_back.get() {
-                return Ok(Answer {
+                let answer = Answer {
                     rows: call.rows.take(),
                     affected: call.affected.get(),
                     rollback: call.rollback.get(),
                     description: call.description.take(),
-                });
+                };
+                self.shared.borrow_mut().kept.keep_call(call);
+                return Ok(answer);
             }
             if retries == 0 {
                 return Err(Error::Query {
@@ -329,8 +293,12 @@ impl PgConn {
         let _ = self.submit(Commit::Own, &build);
     }
 
+    /// Keeps the buffer of an answer whose rows have been read, for a later call.
+    pub(crate) fn keep_rows(&self, rows: Rows) {
+        self.shared.borrow_mut().kept.keep_rows(rows);
+    }
+
     fn submit(&self, commit: Commit, build: &impl Fn(&mut Batch<'_>)) -> Result<Rc<Call>, Error> {
-        let call = Rc::new(Call::default());
         let mut shared = self.shared.borrow_mut();
         if let Some(why) = &shared.closed {
             return Err(Error::Unavailable(format!("lost the connection to PostgreSQL: {why}")));
@@ -341,6 +309,7 @@ impl PgConn {
                 "PostgreSQL is not keeping up: {waiting} statements wait for its answers on this connection"
             )));
         }
+        let call = shared.kept.call();
         let Shared { out, unsynced, expected, driver, syncs, .. } = &mut *shared;
         let was_idle = out.is_empty();
         if commit == Commit::Own && !unsynced.is_empty() {
@@ -862,6 +831,7 @@ mod tests {
             driver: None,
             closed: None,
             syncs: Syncs { expected: 1, unsent: 0, writing: false },
+            kept: Kept::default(),
         })
     }
 

@@ -37,6 +37,11 @@ impl Rows {
         self.count
     }
 
+    /// Bytes the buffer holds without growing.
+    pub(crate) fn capacity(&self) -> usize {
+        self.bytes.capacity()
+    }
+
     pub(crate) fn clear(&mut self) {
         self.bytes.clear();
         self.count = 0;

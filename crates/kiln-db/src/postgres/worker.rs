@@ -71,6 +71,7 @@ impl Conn {
         for fields in answer.rows.iter().take(take) {
             rows.push(T::from_row(&Row::new(&PgRow { fields, statement: &statement }))?);
         }
+        self.pipe.keep_rows(answer.rows);
         Ok(rows)
     }
 
