@@ -25,39 +25,33 @@ impl<T: Render + ?Sized> Render for &T {
 ///
 /// Text is scanned eight bytes at a time for the four characters, and each stretch
 /// between two of them is copied at once: most text needs no escaping, and a push per
-/// byte costs a capacity check per byte.
+/// byte costs a capacity check per byte. The last word is read ending at the text's
+/// end, overlapping what was already scanned, rather than copied out and padded.
 #[inline]
 pub fn escape(text: &str, buf: &mut String) {
-    buf.reserve(text.len());
     let bytes = text.as_bytes();
+    if bytes.len() < 8 {
+        return escape_short(text, buf);
+    }
+    buf.reserve(bytes.len());
+    let last = bytes.len() - 8;
     let mut copied = 0;
     let mut i = 0;
     while i < bytes.len() {
-        let word = match bytes.get(i..i + 8) {
-            Some(chunk) => u64::from_le_bytes(chunk.try_into().unwrap_or_default()),
-            // The last few bytes, padded with zeros (which are not special).
-            None => {
-                let mut word = [0; 8];
-                word[..bytes.len() - i].copy_from_slice(&bytes[i..]);
-                u64::from_le_bytes(word)
-            }
-        };
-        let flags = specials(word);
+        let at = i.min(last);
+        let Some(word) = bytes[at..].first_chunk::<8>() else { break };
+        // Bytes before `i` in an overlapping last word were scanned already.
+        let flags = specials(u64::from_le_bytes(*word)) & (u64::MAX << ((i - at) * 8));
         if flags == 0 {
-            i += 8;
+            i = at + 8;
             continue;
         }
-        // Straight to the first special byte: the lowest flag is always a true one.
-        i += (flags.trailing_zeros() / 8) as usize;
-        let entity = match bytes[i] {
-            b'&' => "&amp;",
-            b'<' => "&lt;",
-            b'>' => "&gt;",
-            b'"' => "&quot;",
-            _ => {
-                i += 1;
-                continue;
-            }
+        // Straight to the first special byte: the lowest flag is a true one, unless
+        // the mask above cut off the byte whose borrow raised it.
+        i = at + (flags.trailing_zeros() / 8) as usize;
+        let Some(entity) = entity(bytes[i]) else {
+            i += 1;
+            continue;
         };
         // The byte is ASCII, so both slices end on character boundaries.
         buf.push_str(&text[copied..i]);
@@ -66,6 +60,31 @@ pub fn escape(text: &str, buf: &mut String) {
         copied = i;
     }
     buf.push_str(&text[copied..]);
+}
+
+/// [`escape`] for text shorter than a word.
+fn escape_short(text: &str, buf: &mut String) {
+    let mut copied = 0;
+    for (i, &b) in text.as_bytes().iter().enumerate() {
+        if let Some(entity) = entity(b) {
+            buf.push_str(&text[copied..i]);
+            buf.push_str(entity);
+            copied = i + 1;
+        }
+    }
+    buf.push_str(&text[copied..]);
+}
+
+/// What a special byte is written as.
+#[inline(always)]
+fn entity(byte: u8) -> Option<&'static str> {
+    match byte {
+        b'&' => Some("&amp;"),
+        b'<' => Some("&lt;"),
+        b'>' => Some("&gt;"),
+        b'"' => Some("&quot;"),
+        _ => None,
+    }
 }
 
 /// The high bit of each byte of `word` that is `&`, `<`, `>` or `"`, and perhaps of

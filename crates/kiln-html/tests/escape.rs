@@ -101,3 +101,38 @@ fn every_ascii_character_at_every_offset_is_escaped_exactly_when_special() {
         }
     }
 }
+
+#[test]
+fn specials_in_the_overlapping_last_word_are_escaped_once_each() {
+    // The last word is read ending at the text's end, overlapping bytes already
+    // scanned (and escaped): put two special characters, or one and a neighbour,
+    // at every pair of positions of every text length up to three words.
+    let reference = |text: &str| {
+        text.chars().fold(String::new(), |mut out, c| {
+            match c {
+                '&' => out.push_str("&amp;"),
+                '<' => out.push_str("&lt;"),
+                '>' => out.push_str("&gt;"),
+                '"' => out.push_str("&quot;"),
+                c => out.push(c),
+            }
+            out
+        })
+    };
+    let bytes = [b'&', b'<', b'>', b'"', b'=', b'$'];
+    for len in 1..=24 {
+        for p in 0..len {
+            for q in p..len {
+                for a in bytes {
+                    for b in bytes {
+                        let mut text = vec![b'y'; len];
+                        text[p] = a;
+                        text[q] = b;
+                        let text = String::from_utf8(text).expect("ASCII");
+                        assert_eq!(html! { (text) }.as_str(), reference(&text), "{text:?}");
+                    }
+                }
+            }
+        }
+    }
+}
