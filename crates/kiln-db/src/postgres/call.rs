@@ -111,6 +111,12 @@ impl Kept {
             self.rows.push(rows);
         }
     }
+
+    /// Row buffers kept now.
+    #[cfg(test)]
+    pub(super) fn rows_kept(&self) -> usize {
+        self.rows.len()
+    }
 }
 
 #[cfg(test)]
@@ -167,7 +173,7 @@ mod tests {
         large.push(&vec![1; KEPT_ROWS_MAX]);
         kept.keep_rows(large);
         kept.keep_rows(Rows::default());
-        assert_eq!(kept.rows.len(), 1, "only the small buffer is kept");
+        assert_eq!(kept.rows_kept(), 1, "only the small buffer is kept");
         let call = kept.call();
         assert_eq!(call.rows.borrow().capacity(), capacity);
         assert_eq!(call.rows.borrow().len(), 0);

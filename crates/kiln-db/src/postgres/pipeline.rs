@@ -268,13 +268,20 @@ impl PgConn {
                 return Err(error);
             }
             if !call.rolled_back.get() {
+                let mut shared = self.shared.borrow_mut();
+                // A call without rows (a write, a prepare) gives its buffer straight
+                // back; one with rows gives it back once they are read (`keep_rows`).
+                let mut rows = call.rows.take();
+                if rows.len() == 0 {
+                    shared.kept.keep_rows(std::mem::take(&mut rows));
+                }
                 let answer = Answer {
-                    rows: call.rows.take(),
+                    rows,
                     affected: call.affected.get(),
                     rollback: call.rollback.get(),
                     description: call.description.take(),
                 };
-                self.shared.borrow_mut().kept.keep_call(call);
+                shared.kept.keep_call(call);
                 return Ok(answer);
             }
             if retries == 0 {
@@ -699,6 +706,29 @@ mod tests {
             server.write_all(READY).await.expect("commit");
             assert_eq!(a.await.expect("task"), Ok(vec![7]));
             assert_eq!(b.await.expect("task"), Ok(vec![9]));
+        });
+    }
+
+    #[test]
+    fn a_call_without_rows_gives_its_row_buffer_back_at_once() {
+        on_worker(async {
+            let (conn, mut server) = connected();
+            let first = read(&conn, 1, Commit::Own);
+            assert_eq!(tags(&mut server, 3).await, "BES");
+            server.write_all(&[BIND_COMPLETE, &row(&[1]), &complete(), READY].concat()).await.expect("answer");
+            let answer = first.await.expect("task");
+            assert_eq!(answer, Ok(vec![1]));
+            // `read` drops its answer's rows without `keep_rows`: the buffer is gone.
+            assert_eq!(conn.shared.borrow().kept.rows_kept(), 0);
+            let mut buffer = Rows::default();
+            buffer.push(&[0, 0, 0, 4, 0, 0, 0, 2]);
+            conn.keep_rows(buffer);
+            let write = read(&conn, 2, Commit::Own);
+            assert_eq!(tags(&mut server, 3).await, "BES");
+            assert_eq!(conn.shared.borrow().kept.rows_kept(), 0, "the write took the kept buffer");
+            server.write_all(&[BIND_COMPLETE, &message(b'C', b"UPDATE 0\0"), READY].concat()).await.expect("answer");
+            assert_eq!(write.await.expect("task"), Ok(vec![]));
+            assert_eq!(conn.shared.borrow().kept.rows_kept(), 1, "a write gives its unused buffer back");
         });
     }
 
