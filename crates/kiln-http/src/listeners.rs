@@ -39,13 +39,36 @@ pub(crate) fn open(addr: io::Result<SocketAddr>, workers: usize) -> io::Result<V
         }
         return Ok(listeners);
     }
-    let first = bind(addr?)?;
+    let addr = addr?;
+    refuse_if_taken(addr)?;
+    let first = bind(addr)?;
     let addr = first.local_addr()?;
     let mut listeners = vec![first];
     for _ in 1..workers {
         listeners.push(bind(addr)?);
     }
     Ok(listeners)
+}
+
+/// Fails with `AddrInUse` when another socket listens on `addr`. `SO_REUSEPORT` alone
+/// would let a second process of the same user bind beside a running one, and the kernel
+/// would then split new connections between the two without a word: a forgotten old
+/// server answering every other request. A bind without it is refused by any listener,
+/// so one is tried first, and closed. Port 0 asks for a fresh port: nothing to check.
+fn refuse_if_taken(addr: SocketAddr) -> io::Result<()> {
+    if addr.port() == 0 {
+        return Ok(());
+    }
+    let probe = Socket::new(Domain::for_address(addr), Type::STREAM, Some(Protocol::TCP))?;
+    // As `bind` below: a port whose old connections linger in TIME_WAIT is free.
+    probe.set_reuse_address(true)?;
+    match probe.bind(&addr.into()) {
+        Err(e) if e.kind() == io::ErrorKind::AddrInUse => Err(io::Error::new(
+            io::ErrorKind::AddrInUse,
+            format!("{addr} is already in use: another process listens on it"),
+        )),
+        other => other,
+    }
 }
 
 fn bind(addr: SocketAddr) -> io::Result<TcpListener> {

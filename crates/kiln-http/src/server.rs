@@ -543,4 +543,32 @@ mod tests {
             assert!(err.is_bind(), "{err}");
         }
     }
+
+    #[test]
+    fn a_second_server_on_a_port_in_use_is_refused_and_a_port_left_in_time_wait_is_not() {
+        // Bug: with `SO_REUSEPORT` a second kiln (a forgotten one, of the same user) bound
+        // beside the first, and the kernel split the connections between them silently.
+        use std::io::{Read, Write};
+        let pong = |_: crate::Request<'_>, res: &mut crate::Response| res.set_body_static(b"pong");
+        let first = Server::new().workers(2).listen("127.0.0.1:0").serve(move |_| service_fn(pong)).unwrap();
+        let addr = first.local_addr();
+        let err = Server::new().workers(1).listen(addr).serve(move |_| service_fn(pong)).unwrap_err();
+        assert!(err.is_bind(), "{err}");
+        assert!(err.to_string().contains("already in use"), "{err}");
+
+        // The first one still has the port, and closes a connection it served on shutdown:
+        // the server's side of it lingers in TIME_WAIT, which must not keep the port taken.
+        let mut client = std::net::TcpStream::connect(addr).unwrap();
+        client.write_all(b"GET / HTTP/1.1\r\nHost: a\r\n\r\n").unwrap();
+        let mut answer = [0u8; 512];
+        let n = client.read(&mut answer).unwrap();
+        assert!(answer[..n].ends_with(b"pong"), "{}", String::from_utf8_lossy(&answer[..n]));
+        first.shutdown();
+        first.wait().unwrap();
+        drop(client);
+        let again = Server::new().workers(1).listen(addr).serve(move |_| service_fn(pong)).unwrap();
+        assert_eq!(again.local_addr(), addr);
+        again.shutdown();
+        again.wait().unwrap();
+    }
 }
