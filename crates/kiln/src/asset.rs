@@ -77,17 +77,28 @@ impl<S: 'static> App<S> {
     ///
     /// # Panics
     /// If `root` is not a folder that can be read: a configuration error, caught at
-    /// start-up.
+    /// start-up. [`App::try_assets`] returns it instead.
     pub fn assets(self, root: impl AsRef<Path>) -> Self {
+        self.try_assets(root).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    /// [`App::assets`], with a folder that cannot be read as an error naming it, for an
+    /// app that reports its configuration errors itself rather than panicking.
+    ///
+    /// ```
+    /// let err = kiln::App::new(|_| ()).try_assets("/no/such/folder").err().unwrap();
+    /// assert!(err.to_string().starts_with("assets /no/such/folder: "), "{err}");
+    /// ```
+    pub fn try_assets(self, root: impl AsRef<Path>) -> io::Result<Self> {
         let root = root.as_ref();
-        let fail = |e: io::Error| -> ! { panic!("assets {}: {e}", root.display()) };
+        let named = |e: io::Error| io::Error::new(e.kind(), format!("assets {}: {e}", root.display()));
         let mut hashed = HashMap::new();
-        collect(root, "", &mut hashed).unwrap_or_else(|e| fail(e));
-        let plain = StaticDir::new(root).unwrap_or_else(|e| fail(e));
-        let immutable = StaticDir::new(root).unwrap_or_else(|e| fail(e)).cache_control(IMMUTABLE);
+        collect(root, "", &mut hashed).map_err(named)?;
+        let plain = StaticDir::new(root).map_err(named)?;
+        let immutable = StaticDir::new(root).map_err(named)?.cache_control(IMMUTABLE);
         let pattern = format!("{ASSET_PREFIX}/{{*{REST}}}");
         let name = format!("assets from {}", root.display());
-        self.insert(pattern, Method::GET, name, Assets { hashed, immutable, plain })
+        Ok(self.insert(pattern, Method::GET, name, Assets { hashed, immutable, plain }))
     }
 }
 

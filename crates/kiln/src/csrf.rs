@@ -153,18 +153,32 @@ impl<S> FromRequest<S> for CsrfGuard {
             .and_then(|c| key.verify(CSRF_COOKIE, c))
             .ok_or_else(|| InvalidCsrfToken::new("the CSRF cookie is missing or not valid; reload the form"))?;
         let sent = match req.header_str(CSRF_HEADER) {
-            Some(token) => Some(token.to_owned()),
-            None if content_type_is(req, "application/x-www-form-urlencoded") => std::str::from_utf8(req.body())
+            Some(token) => token.to_owned(),
+            None if content_type_is(req, FORM_TYPE) => std::str::from_utf8(req.body())
                 .ok()
-                .and_then(|body| query_pairs(body).find(|(k, _)| k == CSRF_FIELD).map(|(_, v)| v.into_owned())),
-            None => None,
+                .and_then(|body| query_pairs(body).find(|(k, _)| k == CSRF_FIELD).map(|(_, v)| v.into_owned()))
+                .ok_or_else(|| InvalidCsrfToken::new("the CSRF token is missing"))?,
+            // Only a urlencoded form is searched for the field: say so, or a client that sent
+            // the token in a JSON or multipart body is told only that it is missing.
+            None => return Err(InvalidCsrfToken::new(not_searched(req.header_str("content-type"))).into()),
         };
-        let sent = sent.ok_or_else(|| InvalidCsrfToken::new("the CSRF token is missing"))?;
         if !same(sent.as_bytes(), expected.as_bytes()) {
             return Err(InvalidCsrfToken::new("the CSRF token is wrong; reload the form").into());
         }
         Ok(CsrfGuard)
     }
+}
+
+/// The content type whose body [`CsrfGuard`] reads the token from.
+const FORM_TYPE: &str = "application/x-www-form-urlencoded";
+
+/// Why no token was found in a body of another content type (or none).
+fn not_searched(content_type: Option<&str>) -> String {
+    let what = match content_type {
+        Some(t) => format!("a body of type {:?} is not searched for it", t.chars().take(80).collect::<String>()),
+        None => "the request has no Content-Type".to_owned(),
+    };
+    format!("the CSRF token is missing: {what}; send it in the X-CSRF-Token header, or as the form field {CSRF_FIELD} with Content-Type {FORM_TYPE}")
 }
 
 /// Compares in time that depends on the lengths only.

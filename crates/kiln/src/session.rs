@@ -19,10 +19,15 @@ pub const SESSION_COOKIE: &str = "kiln_session";
 /// The visitor's session: the user it was started for, if the request carries a
 /// session cookie that the app signed and that has not expired.
 ///
-/// The cookie holds `expiry:user`, signed with the app's [`Key`]; it is `HttpOnly`,
+/// The cookie holds `expiry:started:user`, signed with the app's [`Key`]; it is `HttpOnly`,
 /// `SameSite=Lax`, `Path=/`, and `Secure` with
 /// [`App::secure_cookies`](crate::App::secure_cookies). Starting or ending a session
 /// also gives the visitor a new CSRF token.
+///
+/// Ending a session clears the visitor's cookies, but a copy of the cookie taken before
+/// stays valid until it expires: nothing on the server remembers it. An app that must
+/// end sessions for good (logout everywhere, a changed password) stores when it did so
+/// and refuses sessions [`started`](Session::started) before then.
 ///
 /// ```
 /// use kiln::{App, Key, Redirect, Route, Session, SessionCookies};
@@ -57,6 +62,7 @@ pub const SESSION_COOKIE: &str = "kiln_session";
 #[derive(Debug, Clone)]
 pub struct Session {
     user: Option<String>,
+    started: Option<SystemTime>,
     key: Key,
     ttl: Duration,
     secure: bool,
@@ -68,11 +74,17 @@ impl Session {
         self.user.as_deref()
     }
 
+    /// When the session was started, by the server's clock; `None` without a valid session.
+    pub fn started(&self) -> Option<SystemTime> {
+        self.started
+    }
+
     /// Starts a session for `user`, lasting the app's
     /// [`session_ttl`](crate::App::session_ttl); put the result in the response.
     pub fn start(&self, user: &str) -> SessionCookies {
-        let expires = unix_now().saturating_add(self.ttl.as_secs());
-        let value = self.key.sign(SESSION_COOKIE, &format!("{expires}:{}", encode_value(user)));
+        let now = unix_now();
+        let expires = now.saturating_add(self.ttl.as_secs());
+        let value = self.key.sign(SESSION_COOKIE, &format!("{expires}:{now}:{}", encode_value(user)));
         let csrf = self.key.sign(CSRF_COOKIE, &random_token());
         SessionCookies {
             session: app_cookie(self.secure, SESSION_COOKIE, &value, Some(self.ttl)),
@@ -88,14 +100,16 @@ impl Session {
         }
     }
 
-    /// The user in a signed session value, if it has not expired at `now`.
-    fn read(key: &Key, cookie: &str, now: u64) -> Option<String> {
+    /// The user in a signed session value and when it started, if it has not expired at `now`.
+    fn read(key: &Key, cookie: &str, now: u64) -> Option<(String, SystemTime)> {
         let value = key.verify(SESSION_COOKIE, cookie)?;
-        let (expires, user) = value.split_once(':')?;
+        let (expires, rest) = value.split_once(':')?;
+        let (started, user) = rest.split_once(':')?;
         if expires.parse::<u64>().ok()? <= now {
             return None;
         }
-        crate::route::percent_decode(user, false).map(|u| u.into_owned())
+        let started = UNIX_EPOCH + Duration::from_secs(started.parse().ok()?);
+        Some((crate::route::percent_decode(user, false)?.into_owned(), started))
     }
 }
 
@@ -119,8 +133,9 @@ impl<S> FromRequest<S> for Session {
         let config = cx.config();
         let key = app_key(config, "Session")?;
         let cookies = Cookies::from_request(cx)?;
-        let user = cookies.get(SESSION_COOKIE).and_then(|c| Session::read(key, c, unix_now()));
-        Ok(Session { user, key: key.clone(), ttl: config.session_ttl, secure: config.secure_cookies })
+        let read = cookies.get(SESSION_COOKIE).and_then(|c| Session::read(key, c, unix_now()));
+        let (user, started) = read.map_or((None, None), |(user, started)| (Some(user), Some(started)));
+        Ok(Session { user, started, key: key.clone(), ttl: config.session_ttl, secure: config.secure_cookies })
     }
 }
 
@@ -135,10 +150,14 @@ mod tests {
     #[test]
     fn a_session_is_read_until_it_expires() {
         let key = Key::new([1u8; 32]).unwrap();
-        let cookie = key.sign(SESSION_COOKIE, "1000:ada%20l");
-        assert_eq!(Session::read(&key, &cookie, 999).as_deref(), Some("ada l"));
+        let cookie = key.sign(SESSION_COOKIE, "1000:400:ada%20l");
+        let started = UNIX_EPOCH + Duration::from_secs(400);
+        assert_eq!(Session::read(&key, &cookie, 999), Some(("ada l".to_owned(), started)));
         assert_eq!(Session::read(&key, &cookie, 1000), None);
-        let forged = key.sign("kiln_other", "5000:ada");
+        let forged = key.sign("kiln_other", "5000:400:ada");
         assert_eq!(Session::read(&key, &forged, 999), None);
+        // The format before sessions knew when they started: no longer a session.
+        let old = key.sign(SESSION_COOKIE, "1000:ada");
+        assert_eq!(Session::read(&key, &old, 999), None);
     }
 }

@@ -97,3 +97,24 @@ fn the_token_may_come_in_a_header() {
         .send();
     assert_eq!(res.status(), 200);
 }
+
+#[test]
+fn a_token_in_a_body_that_is_not_a_urlencoded_form_is_missing_and_the_answer_says_why() {
+    // Bug: a JSON or multipart body holding the token got only "the CSRF token is missing".
+    let mut c = client();
+    let (cookie, token) = form(&mut c);
+    let body = format!(r#"{{"csrf_token":"{token}","title":"x"}}"#);
+    let res = c
+        .request("POST", &Save)
+        .header("Cookie", &cookie)
+        .header("Content-Type", "application/json")
+        .body(body.clone().into_bytes())
+        .send();
+    assert_eq!(res.status(), 403);
+    let text = res.text();
+    assert!(text.starts_with("the CSRF token is missing: a body of type \"application/json\" is not searched"), "{text}");
+    assert!(text.contains("X-CSRF-Token") && text.contains("application/x-www-form-urlencoded"), "{text}");
+    let untyped = c.request("POST", &Save).header("Cookie", &cookie).body(body.into_bytes()).send();
+    assert_eq!(untyped.status(), 403);
+    assert!(untyped.text().contains("the request has no Content-Type"), "{}", untyped.text());
+}
