@@ -42,6 +42,16 @@ async fn whoami(_: WhoAmI, session: Session) -> String {
     session.user().unwrap_or("nobody").to_owned()
 }
 
+#[derive(Route)]
+#[route("/since")]
+struct Since;
+
+/// When the session started, in seconds since the epoch, or "none".
+async fn since(_: Since, session: Session) -> String {
+    let secs = session.started().map(|t| t.duration_since(std::time::UNIX_EPOCH).unwrap().as_secs());
+    secs.map_or("none".into(), |s| s.to_string())
+}
+
 async fn remember(route: Remember, cookies: SignedCookies) -> (SetCookie, &'static str) {
     (cookies.set("note", &route.value), "noted")
 }
@@ -55,7 +65,7 @@ fn key(byte: u8) -> Key {
 }
 
 fn app(key: Key) -> App<()> {
-    App::new(|_| ()).secret_key(key).route(login).route(logout).route(whoami).route(remember).route(recall)
+    App::new(|_| ()).secret_key(key).route(login).route(logout).route(whoami).route(remember).route(recall).route(since)
 }
 
 fn client(key: Key) -> TestClient<AppService<()>> {
@@ -103,10 +113,10 @@ fn a_forged_session_cookie_is_no_session() {
         // Another user, the signature kept.
         format!("{}.{signature}", value.replace(":ada", ":admin")),
         // A later expiry, the signature kept.
-        format!("kiln_session=99999999999:ada.{signature}"),
+        format!("kiln_session=99999999999:1:ada.{signature}"),
         // No signature, a made-up one, a truncated one.
-        "kiln_session=99999999999:ada".to_owned(),
-        format!("kiln_session=99999999999:ada.{}", "0".repeat(64)),
+        "kiln_session=99999999999:1:ada".to_owned(),
+        format!("kiln_session=99999999999:1:ada.{}", "0".repeat(64)),
         real[..real.len() - 2].to_owned(),
     ];
     for forged in forgeries {
@@ -115,7 +125,7 @@ fn a_forged_session_cookie_is_no_session() {
     // Signed with another key.
     assert_eq!(whoami_with(&mut client(key(2)), &real), "nobody");
     // A value signed for another cookie name is not a session.
-    let noted = c.get(&Remember { value: "99999999999:ada".into() });
+    let noted = c.get(&Remember { value: "99999999999:1:ada".into() });
     let note = cookie(&noted, "note");
     assert_eq!(whoami_with(&mut c, &note.replacen("note=", "kiln_session=", 1)), "nobody");
 }
@@ -166,4 +176,17 @@ fn without_a_key_the_app_is_wired_wrongly() {
 fn short_keys_are_refused() {
     let err = Key::new("too short").unwrap_err();
     assert_eq!(err.to_string(), "a secret key needs at least 32 bytes; this one has 9");
+}
+
+#[test]
+fn a_session_knows_when_it_started() {
+    let now = || std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs();
+    let mut c = client(key(1));
+    let before = now();
+    let res = c.request("POST", &Login { user: "ada".into() }).send();
+    let after = now();
+    let started: u64 =
+        c.request("GET", &Since).header("Cookie", &cookie(&res, SESSION_COOKIE)).send().text().parse().unwrap();
+    assert!((before..=after).contains(&started), "{before} <= {started} <= {after}");
+    assert_eq!(c.get(&Since).text(), "none");
 }
