@@ -178,7 +178,9 @@ fn not_searched(content_type: Option<&str>) -> String {
         Some(t) => format!("a body of type {:?} is not searched for it", t.chars().take(80).collect::<String>()),
         None => "the request has no Content-Type".to_owned(),
     };
-    format!("the CSRF token is missing: {what}; send it in the X-CSRF-Token header, or as the form field {CSRF_FIELD} with Content-Type {FORM_TYPE}")
+    format!(
+        "the CSRF token is missing: {what}; send it in the X-CSRF-Token header, or as the form field {CSRF_FIELD} with Content-Type {FORM_TYPE}"
+    )
 }
 
 /// Compares in time that depends on the lengths only.

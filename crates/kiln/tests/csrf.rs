@@ -112,7 +112,10 @@ fn a_token_in_a_body_that_is_not_a_urlencoded_form_is_missing_and_the_answer_say
         .send();
     assert_eq!(res.status(), 403);
     let text = res.text();
-    assert!(text.starts_with("the CSRF token is missing: a body of type \"application/json\" is not searched"), "{text}");
+    assert!(
+        text.starts_with("the CSRF token is missing: a body of type \"application/json\" is not searched"),
+        "{text}"
+    );
     assert!(text.contains("X-CSRF-Token") && text.contains("application/x-www-form-urlencoded"), "{text}");
     let untyped = c.request("POST", &Save).header("Cookie", &cookie).body(body.into_bytes()).send();
     assert_eq!(untyped.status(), 403);
