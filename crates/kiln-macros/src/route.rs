@@ -191,8 +191,15 @@ fn from_parts(name: &Ident, fields: &[Field<'_>], unit: bool) -> TokenStream {
             let ident = f.ident;
             let key = ident.to_string();
             let ty = inner.unwrap_or(f.ty);
+            // A parameter given twice is refused rather than one of the two picked: a
+            // link or form that sends both is a bug the client should hear about.
             Some(quote_spanned! {ty.span()=>
-                #key => #ident = ::core::option::Option::Some(#private::parse_query::<#ty>(#key, &__value)?),
+                #key => {
+                    if #ident.is_some() {
+                        return ::core::result::Result::Err(#private::repeated_query(#key));
+                    }
+                    #ident = ::core::option::Option::Some(#private::parse_query::<#ty>(#key, &__value)?);
+                }
             })
         }
         _ => None,

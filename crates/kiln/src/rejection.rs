@@ -122,6 +122,10 @@ impl InvalidQuery {
     pub(crate) fn unparsable(name: &str, ty: &str) -> Self {
         Self::new(format!("query parameter `{name}` is not a valid `{}`", short_type(ty)))
     }
+
+    pub(crate) fn repeated(name: &str) -> Self {
+        Self::new(format!("query parameter `{name}` is given more than once"))
+    }
 }
 
 /// `alloc::string::String` → `String`, for messages.

@@ -158,6 +158,11 @@ pub mod __private {
         InvalidQuery::missing(name).into()
     }
 
+    /// The rejection for a query parameter given more than once.
+    pub fn repeated_query(name: &'static str) -> Rejection {
+        InvalidQuery::repeated(name).into()
+    }
+
     /// The decoded `key=value` pairs of a query string; bad escapes are skipped.
     pub fn query_pairs(query: &str) -> impl Iterator<Item = (Cow<'_, str>, Cow<'_, str>)> {
         query.split('&').filter(|p| !p.is_empty()).filter_map(|pair| {

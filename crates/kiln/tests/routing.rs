@@ -108,6 +108,20 @@ fn an_unparsable_capture_is_404_and_a_bad_query_is_400() {
 }
 
 #[test]
+fn a_query_parameter_given_twice_is_400_not_one_of_the_two() {
+    // Bug: `?lang=en&lang=fr` silently took the last value.
+    let mut client = TestClient::new(app());
+    for query in ["sort=a&lang=en&lang=fr", "sort=a&sort=b", "lang=en&sort=a&lang=en"] {
+        let res = client.get(format!("/writings/1?{query}"));
+        assert_eq!(res.status(), 400, "{query}");
+        let name = if query.contains("sort=b") { "sort" } else { "lang" };
+        assert_eq!(res.text(), format!("query parameter `{name}` is given more than once\n"), "{query}");
+    }
+    // Parameters the route does not name may repeat: they are not read.
+    assert_eq!(client.get("/writings/1?sort=a&x=1&x=2").text(), "page 1 lang None sort a");
+}
+
+#[test]
 fn methods_share_a_pattern() {
     let mut client = TestClient::new(app());
     assert_eq!(client.get("/items/x").text(), "item x");
