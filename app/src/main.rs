@@ -7,6 +7,7 @@ mod site;
 mod state;
 mod techempower;
 
+use std::fs::OpenOptions;
 use std::net::SocketAddr;
 use std::process::ExitCode;
 use std::time::Duration;
@@ -99,8 +100,32 @@ impl LimitArgs {
     }
 }
 
+/// The access log the flags ask for. Its writer never fails: a file it cannot open is
+/// retried while lines are dropped, so a path that cannot be appended to (a typo, a
+/// missing folder, no permission) is caught here, before serving, as a bad
+/// certificate is.
+fn access_log(args: &Args) -> Result<Option<AccessLog>, String> {
+    let Some(target) = LogTarget::from_arg(&args.access_log) else { return Ok(None) };
+    if let LogTarget::File(path) = &target {
+        OpenOptions::new()
+            .append(true)
+            .create(true)
+            .open(path)
+            .map_err(|e| format!("--access-log {}: cannot open it for appending: {e}", path.display()))?;
+    }
+    let format = if args.access_log_json { LogFormat::Json } else { LogFormat::Combined };
+    Ok(Some(AccessLog::open(target, format)))
+}
+
 fn main() -> ExitCode {
     let args = Args::parse();
+    let log = match access_log(&args) {
+        Ok(log) => log,
+        Err(e) => {
+            eprintln!("kiln-demo: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
     let mut server = Server::new()
         .listen(args.listen)
         .limits(args.limits.limits())
@@ -119,7 +144,7 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    let settings = match args.site.settings(args.listen) {
+    let settings = match args.site.settings(args.listen, args.tls.enabled()) {
         Ok(settings) => std::sync::Arc::new(settings),
         Err(e) => {
             eprintln!("kiln-demo: {e}");
@@ -130,8 +155,6 @@ fn main() -> ExitCode {
         eprintln!("kiln-demo: seeding the site: {e}");
         return ExitCode::FAILURE;
     }
-    let format = if args.access_log_json { LogFormat::Json } else { LogFormat::Combined };
-    let log = LogTarget::from_arg(&args.access_log).map(|target| AccessLog::open(target, format));
     if let Some(Err(e)) = log.as_ref().map(AccessLog::reopen_on_sighup) {
         eprintln!("kiln-demo: SIGHUP handler: {e}");
     }
@@ -146,7 +169,14 @@ fn main() -> ExitCode {
     .mount(techempower::mount)
     .mount(site::mount)
     .mount(|app| settings.apply(app))
-    .assets(&args.public);
+    .try_assets(&args.public);
+    let app = match app {
+        Ok(app) => app,
+        Err(e) => {
+            eprintln!("kiln-demo: --public: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
     let handle = match kiln::serve(app, server) {
         Ok(handle) => handle,
         Err(e) => {

@@ -92,6 +92,26 @@ fn bigtable_refuses_garbage_and_oversized_parameters() {
     }
 }
 
+/// The audit: `rows=200&cols=1000` came back with 100 rows (a hidden cap of 100,000
+/// cells); the 400 for too many rows named only the row and column limits, as
+/// `text/plain`, where a `rows` that is no number is the site's error page.
+#[test]
+fn bigtable_refuses_too_many_cells_naming_every_limit_as_its_other_400s() {
+    let demo = start();
+    let (_, not_a_number, _) = fetch(&demo, "GET", "/bigtable?rows=-1");
+    let content_type = |headers: &str| headers.lines().find(|l| l.starts_with("content-type:")).map(str::to_owned);
+    for target in ["/bigtable?rows=200&cols=1000", "/bigtable?rows=1000000", "/bigtable?rows=10000&cols=1000"] {
+        let (status, headers, body) = fetch(&demo, "GET", target);
+        assert_eq!(status, "HTTP/1.1 400 Bad Request", "{target}");
+        assert_eq!(content_type(&headers), content_type(&not_a_number), "{target}: as the route's other 400s");
+        let body = String::from_utf8(body).unwrap();
+        assert!(body.contains("10000 rows, 1000 columns and 100000 cells"), "{target}: {body}");
+    }
+    let (status, _, body) = fetch(&demo, "GET", "/bigtable?rows=100&cols=1000");
+    assert_eq!(status, "HTTP/1.1 200 OK", "100,000 cells is within the limit");
+    assert_eq!(String::from_utf8(body).unwrap().matches("<tr>").count(), 100);
+}
+
 #[test]
 fn head_and_wrong_methods() {
     let demo = start();

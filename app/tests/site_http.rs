@@ -1,13 +1,16 @@
 //! The demo site over a socket, against the real `kiln-demo` binary: every page and
-//! form, and the bad inputs (missing and oversized fields, scripts in comments,
-//! missing and wrong CSRF tokens, a wrong password, forged and expired sessions,
-//! unknown slugs, traversal in asset paths). On SQLite, and the same checks on
+//! form, and the bad inputs (missing and oversized fields, scripts in comments and
+//! in pages' links, control characters, missing and wrong CSRF tokens, a wrong
+//! password, forged, expired and logged-out sessions, unknown slugs, traversal in
+//! asset paths), and the rate limits behind a proxy. On SQLite, and the same checks on
 //! PostgreSQL when `KILN_PG_URL` is set (`scripts/pg`; under CI it must be).
 
 mod site_support;
 
+use std::time::Duration;
+
 use kiln_test_support::{Reply, pg_url};
-use site_support::{PUBLIC_URL, Site, Visitor, csrf_token, set_cookies};
+use site_support::{PASSWORD, PUBLIC_URL, Site, Visitor, csrf_token, form, set_cookies};
 
 /// A form's fields, in order.
 type Fields<'a> = &'a [(&'a str, &'a str)];
@@ -44,6 +47,10 @@ fn paging_refuses_bad_numbers(site: &Site) {
     for bad in ["/?page=0", "/?page=x", "/?page=-1", "/?page=99999999999"] {
         assert_site_page(&site.server.get(bad), 400);
     }
+    // The audit's `/?page=1&page=2` was page 2, silently.
+    let twice = site.server.get("/?page=1&page=2");
+    assert_site_page(&twice, 400);
+    assert!(twice.text().contains("more than once"), "{}", twice.text());
     // Five pages fit on the first.
     assert_site_page(&site.server.get("/?page=2"), 404);
 }
@@ -169,7 +176,7 @@ fn bad_comments_come_back_with_the_message(site: &Site) {
     let long_name = "n".repeat(81);
     let long_text = "t".repeat(4001);
     let links = "see https://a.example, http://b.example, www.c.example and https://d.example";
-    let cases: [(Fields<'_>, &str, &str); 7] = [
+    let cases: [(Fields<'_>, &str, &str); 9] = [
         (&[("body", "no name field")], "Please give your name.", "no name field"),
         (&[("author", "Ann")], "Please write a comment.", "value=\"Ann\""),
         (&[("author", "  "), ("body", "blank name")], "Please give your name.", "blank name"),
@@ -177,6 +184,8 @@ fn bad_comments_come_back_with_the_message(site: &Site) {
         (&[("author", &long_name), ("body", "hi")], "The name is too long", &long_name),
         (&[("author", "Ann"), ("body", &long_text)], "The comment is too long", &long_text),
         (&[("author", "Ann"), ("body", links)], "too many links", "d.example"),
+        (&[("author", "A\0nn"), ("body", "a NUL in the name")], "The name contains control characters.", "a NUL"),
+        (&[("author", "Ann"), ("body", "an \u{1b}[2J escape")], "The comment contains control characters.", "escape"),
     ];
     for (fields, message, kept) in cases {
         let mut all = vec![("csrf_token", token.as_str())];
@@ -306,12 +315,14 @@ fn bad_pages_come_back_with_the_message(site: &Site) {
     let mut v = site.visitor();
     v.log_in();
     let token = v.token("/editor/new");
-    let cases: [(&str, &str, &str, &str); 5] = [
+    let cases: [(&str, &str, &str, &str); 7] = [
         ("", "T", "B", "The address must be"),
         ("Bad Slug", "T", "B", "The address must be"),
         ("-dash", "T", "B", "The address must be"),
         ("ok", "", "B", "Please give the page a title."),
         ("ok", "T", "", "Please write the page."),
+        ("ok", "T\0itle", "B", "The title contains control characters."),
+        ("ok", "T", "B\u{7}ody", "The page contains control characters."),
     ];
     for (slug, title, body, message) in cases {
         let fields =
@@ -324,6 +335,7 @@ fn bad_pages_come_back_with_the_message(site: &Site) {
     let fields =
         [("csrf_token", token.as_str()), ("slug", "long"), ("title", "T"), ("body", &long), ("action", "save")];
     assert_site_page(&v.post("/editor/new", &fields), 422);
+    assert_site_page(&v.get("/pages/ok"), 404);
 }
 
 fn a_wrong_password_is_refused(site: &Site) {
@@ -363,12 +375,147 @@ fn a_forged_session_is_no_session(site: &Site) {
     assert_site_page(&v.get("/pages/forged"), 404);
 }
 
+fn a_login_that_is_not_a_form_says_so(site: &Site) {
+    let mut v = site.visitor();
+    let token = v.token("/login");
+    // The audit's text/plain login was "403 Wrong password.", with the right password.
+    let res = v.send(
+        "POST",
+        "/login",
+        &[("Content-Type", "text/plain"), ("X-CSRF-Token", &token)],
+        Some(&format!("password={PASSWORD}")),
+    );
+    assert_site_page(&res, 415);
+    assert!(res.text().contains("expected `Content-Type: application/x-www-form-urlencoded`"), "{}", res.text());
+    assert!(!res.text().contains("Wrong password."), "{}", res.text());
+    assert!(res.text().contains(r#"<form method="post" action="/login">"#), "the form, to try again");
+    assert!(!v.cookies.contains_key("kiln_session"));
+}
+
+fn previewing_a_missing_page_is_a_404(site: &Site) {
+    let mut v = site.visitor();
+    v.log_in();
+    let token = v.token("/editor");
+    // The audit's preview of /editor/pages/nope was a 200 edit form whose Save was a 404.
+    for action in ["preview", "save"] {
+        let fields = [("csrf_token", token.as_str()), ("title", "T"), ("body", "B"), ("action", action)];
+        assert_site_page(&v.post("/editor/pages/no-such-page", &fields), 404);
+    }
+    let fields = [("csrf_token", token.as_str()), ("title", ""), ("body", "B"), ("action", "preview")];
+    assert_site_page(&v.post("/editor/pages/no-such-page", &fields), 404);
+    assert_site_page(&v.get("/pages/no-such-page"), 404);
+}
+
+/// The audit's `[click](javascript:alert(3))` was a link that ran script, on the page
+/// and in `/feed.rss`; `![i](javascript:...)` an image whose source did.
+fn script_links_in_a_page_are_text_on_the_page_and_in_the_feed(site: &Site) {
+    let mut v = site.visitor();
+    v.log_in();
+    let token = v.token("/editor/new");
+    let body = "[click](javascript:alert(3)) [tab](java&#x09;script:alert(4)) \
+                ![pic](JAVASCRIPT:alert(5)) [data](data:text/html,x) [ok](https://example.org/)";
+    let fields = [
+        ("csrf_token", token.as_str()),
+        ("slug", "script-links"),
+        ("title", "Links"),
+        ("body", body),
+        ("action", "save"),
+    ];
+    assert_eq!(v.post("/editor/new", &fields).status, 303);
+    let page = v.get("/pages/script-links");
+    assert_site_page(&page, 200);
+    assert!(
+        page.text().contains(r#"<p>click tab pic data <a href="https://example.org/">ok</a></p>"#),
+        "{}",
+        page.text()
+    );
+    let feed = v.get("/feed.rss");
+    assert_eq!(feed.status, 200);
+    let xml = feed.text();
+    assert!(xml.contains("<title>Links</title>") && xml.contains("click tab pic data"), "{xml}");
+    for text in [page.text(), xml] {
+        assert!(!text.to_ascii_lowercase().contains("script:") && !text.contains("data:"), "{text}");
+    }
+}
+
+/// The audit: `lastBuildDate` was the newest page's `updated`, so an edit of an older
+/// page did not move it. Run before any page is created: the newest is then a seeded
+/// page of January 2026, older than any edit.
+fn the_feed_is_as_new_as_the_last_edit(site: &Site) {
+    let mut v = site.visitor();
+    v.log_in();
+    let token = v.token("/editor");
+    let fields =
+        [("csrf_token", token.as_str()), ("title", "Editing, edited"), ("body", "Edited."), ("action", "save")];
+    assert_eq!(v.post("/editor/pages/editing", &fields).status, 303, "the oldest page edited");
+    let editor = v.get("/editor");
+    let listed = editor.text();
+    let entry = &listed[listed.find(r#"<a href="/editor/pages/editing">"#).expect("the edited page listed")..];
+    let edited = between(entry, r#"<time datetime=""#, "\"");
+    let feed = v.get("/feed.rss");
+    let built = between(feed.text(), "<lastBuildDate>", "</lastBuildDate>");
+    assert_eq!(rfc2822_as_iso(built), edited, "{}", feed.text());
+}
+
+/// The audit: a copy of the session cookie stayed the editor's after `POST /logout`
+/// until it expired.
+fn a_logout_ends_the_session_for_good(site: &Site) {
+    let mut v = site.visitor();
+    v.log_in();
+    let copy = v.cookies["kiln_session"].clone();
+    // A session's start is known to the millisecond, and one started in the millisecond
+    // of the logout outlives it (so that a login again at once works): log out later.
+    std::thread::sleep(Duration::from_millis(5));
+    let token = v.token("/editor");
+    assert_eq!(v.post("/logout", &[("csrf_token", &token)]).status, 303);
+
+    let mut thief = site.visitor();
+    let token = thief.token("/login");
+    thief.cookies.insert("kiln_session".into(), copy);
+    let res = thief.get("/editor");
+    assert_eq!(res.status, 303, "the copied cookie is logged out: {}", res.text());
+    assert_eq!(res.header("Location"), Some("/login"));
+    assert_eq!(thief.get("/editor/pages/tour").status, 303);
+    let fields =
+        [("csrf_token", token.as_str()), ("slug", "stolen"), ("title", "x"), ("body", "x"), ("action", "save")];
+    let res = thief.post("/editor/new", &fields);
+    assert_site_page(&res, 403);
+    assert!(res.text().contains("Your session has ended"), "{}", res.text());
+
+    // Logging in again straight away works.
+    v.log_in();
+    assert_site_page(&v.get("/editor"), 200);
+    // A logout posted without the editor's session ends no one's session.
+    let mut stranger = site.visitor();
+    let token = stranger.token("/login");
+    assert_eq!(stranger.post("/logout", &[("csrf_token", &token)]).status, 303);
+    assert_site_page(&v.get("/editor"), 200);
+    assert_site_page(&v.get("/pages/stolen"), 404);
+}
+
+/// The text between the first `start` in `text` and the `end` after it.
+fn between<'a>(text: &'a str, start: &str, end: &str) -> &'a str {
+    let from = text.find(start).unwrap_or_else(|| panic!("no {start} in {text}")) + start.len();
+    &text[from..from + text[from..].find(end).unwrap_or_else(|| panic!("no {end} after {start}"))]
+}
+
+/// `Fri, 9 Jan 2026 09:00:00 +0000` as `2026-01-09T09:00:00Z`.
+fn rfc2822_as_iso(date: &str) -> String {
+    const MONTHS: [&str; 12] = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
+    let parts: Vec<&str> = date.split(' ').collect();
+    let [_, day, month, year, time, "+0000"] = parts[..] else { panic!("not an RFC 2822 date in UTC: {date}") };
+    let month = MONTHS.iter().position(|m| *m == month).unwrap_or_else(|| panic!("{date}")) + 1;
+    let day: u32 = day.parse().unwrap_or_else(|_| panic!("{date}"));
+    format!("{year}-{month:02}-{day:02}T{time}Z")
+}
+
 fn check_all(site: &Site) {
     home_lists_the_pages_newest_first(site);
     paging_refuses_bad_numbers(site);
     a_page_renders_markdown_comments_and_form(site);
     an_unknown_slug_is_a_404_page(site);
     feed_and_sitemap_have_absolute_links(site);
+    the_feed_is_as_new_as_the_last_edit(site);
     errors_are_pages_of_the_site(site);
     assets_are_hashed_immutable_and_contained(site);
     posts_without_the_right_csrf_token_are_403(site);
@@ -376,9 +523,13 @@ fn check_all(site: &Site) {
     a_script_in_a_comment_is_escaped(site);
     bad_comments_come_back_with_the_message(site);
     a_wrong_password_is_refused(site);
+    a_login_that_is_not_a_form_says_so(site);
     a_forged_session_is_no_session(site);
     bad_pages_come_back_with_the_message(site);
+    previewing_a_missing_page_is_a_404(site);
     the_editor_creates_previews_and_edits_pages(site);
+    script_links_in_a_page_are_text_on_the_page_and_in_the_feed(site);
+    a_logout_ends_the_session_for_good(site);
 }
 
 #[test]
@@ -405,6 +556,79 @@ fn comments_are_rate_limited_per_client() {
     assert_site_page(&res, 429);
     assert!(res.text().contains("Too many comments"));
     assert_site_page(&v.get("/pages/tour"), 200);
+}
+
+/// The audit: five refused comments used up a quota of five, and the sixth, right,
+/// comment was a 429 that lost what was typed.
+#[test]
+fn refused_comments_do_not_use_up_the_rate_limit() {
+    let site = Site::sqlite("rate-refused", &["--comments-per-minute", "2"]);
+    let mut v = site.visitor();
+    let token = v.token("/pages/tour");
+    for n in 0..5 {
+        let res = v.post("/pages/tour/comments", &[("csrf_token", &token), ("body", "no name")]);
+        assert_site_page(&res, 422);
+        assert!(res.text().contains("Please give your name."), "refused comment {n}");
+    }
+    for n in 0..2 {
+        let res = v.post("/pages/tour/comments", &[("csrf_token", &token), ("author", "Ann"), ("body", "right")]);
+        assert_eq!(res.status, 303, "comment {n}: {}", res.text());
+    }
+    let res = v.post("/pages/tour/comments", &[("csrf_token", &token), ("author", "Ann"), ("body", "one too many")]);
+    assert_site_page(&res, 429);
+    assert!(res.text().contains("Too many comments"), "{}", res.text());
+    assert!(res.text().contains("one too many") && res.text().contains(r#"value="Ann""#), "what was typed comes back");
+}
+
+/// A POST of `fields` as a form, said by a proxy to come from `client`.
+fn post_from(v: &mut Visitor, target: &str, client: &str, fields: Fields<'_>) -> Reply {
+    let headers = [("Content-Type", "application/x-www-form-urlencoded"), ("X-Forwarded-For", client)];
+    v.send("POST", target, &headers, Some(&form(fields)))
+}
+
+/// The audit: behind `--trusted-proxy` every visitor shared the proxy's quota, so one
+/// guesser locked the editor out of `/login`.
+#[test]
+fn rate_limits_count_the_forwarded_client_behind_a_trusted_proxy() {
+    let args = ["--trusted-proxy", "127.0.0.1", "--logins-per-minute", "2", "--comments-per-minute", "1"];
+    let site = Site::sqlite("rate-proxied", &args);
+    let (mut guesser, mut editor) = (site.visitor(), site.visitor());
+    let (guess, login) = (guesser.token("/login"), editor.token("/login"));
+    for n in 0..2 {
+        let res = post_from(&mut guesser, "/login", "203.0.113.66", &[("csrf_token", &guess), ("password", "guess")]);
+        assert_site_page(&res, 403);
+        assert!(res.text().contains("Wrong password."), "guess {n}");
+    }
+    let res = post_from(&mut guesser, "/login", "203.0.113.66", &[("csrf_token", &guess), ("password", "guess")]);
+    assert_site_page(&res, 429);
+    let res = post_from(&mut editor, "/login", "198.51.100.7", &[("csrf_token", &login), ("password", PASSWORD)]);
+    assert_eq!(res.status, 303, "the editor has a quota of their own: {}", res.text());
+
+    let comment = |token: &str| [("csrf_token", token.to_owned()), ("author", "Ann".into()), ("body", "hi".into())];
+    let (mut ann, mut bob) = (site.visitor(), site.visitor());
+    let (ann_token, bob_token) = (ann.token("/pages/tour"), bob.token("/pages/tour"));
+    let fields = comment(&ann_token);
+    let fields: Vec<(&str, &str)> = fields.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    assert_eq!(post_from(&mut ann, "/pages/tour/comments", "203.0.113.1", &fields).status, 303);
+    assert_site_page(&post_from(&mut ann, "/pages/tour/comments", "203.0.113.1", &fields), 429);
+    let fields = comment(&bob_token);
+    let fields: Vec<(&str, &str)> = fields.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    assert_eq!(post_from(&mut bob, "/pages/tour/comments", "203.0.113.2", &fields).status, 303);
+}
+
+/// Without `--trusted-proxy`, `X-Forwarded-For` is anyone's to write: a client that
+/// names a new address in each request still has one quota, its connection's.
+#[test]
+fn an_untrusted_peers_forwarded_for_is_ignored() {
+    let site = Site::sqlite("rate-untrusted", &["--logins-per-minute", "2"]);
+    let mut v = site.visitor();
+    let token = v.token("/login");
+    for client in ["203.0.113.1", "203.0.113.2"] {
+        let res = post_from(&mut v, "/login", client, &[("csrf_token", &token), ("password", "guess")]);
+        assert_site_page(&res, 403);
+    }
+    let res = post_from(&mut v, "/login", "203.0.113.3", &[("csrf_token", &token), ("password", "guess")]);
+    assert_site_page(&res, 429);
 }
 
 #[test]

@@ -1,19 +1,21 @@
 //! The editor's login and logout: one password, whose Argon2 hash the server was
-//! given at start; a signed, `HttpOnly`, `SameSite` session cookie.
+//! given at start; a signed, `HttpOnly`, `SameSite` session cookie, which a logout
+//! ends for good (the database keeps when, since the cookie itself stays valid until
+//! it expires).
 
-use std::time::Instant;
+use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use argon2::Argon2;
 use argon2::password_hash::{PasswordHash, PasswordVerifier};
+use kiln::db::Db;
 use kiln::markup::{Document, Fragment};
 use kiln::rejection::Rejection;
-use kiln::{
-    CSRF_FIELD, Csrf, CsrfGuard, Form, Redirect, RequestHead, Session, SessionCookies, State, StatusCode, html,
-};
+use kiln::{CSRF_FIELD, ClientAddr, Csrf, CsrfGuard, Form, Redirect, Session, SessionCookies, State, StatusCode, html};
 use serde::Deserialize;
 
 use super::errors::SiteError;
 use super::layout;
+use super::model;
 use super::reply::Reply;
 use super::routes::{EditorHome, Home, Login, LoginForm, Logout};
 use crate::state::Worker;
@@ -35,18 +37,30 @@ pub(crate) async fn login(
     _: Login,
     _: CsrfGuard,
     State(worker): State<Worker>,
-    head: RequestHead,
+    ClientAddr(client): ClientAddr,
     session: Session,
     csrf: Csrf,
     form: Result<Form<LoginInput>, Rejection>,
 ) -> Result<Result<(SessionCookies, Redirect), Reply>, SiteError> {
-    if !worker.site.logins.borrow_mut().allow(head.peer.ip(), Instant::now()) {
+    // Every attempt counts, a refused form too: the limit is what stands between a
+    // guesser and the password.
+    if !worker.site.logins.borrow_mut().allow(client, Instant::now()) {
         return Err(SiteError::Status(
             StatusCode::TOO_MANY_REQUESTS,
             "Too many login attempts from your address; wait a minute and try again.".into(),
         ));
     }
-    let password = form.ok().and_then(|Form(input)| input.password).unwrap_or_default();
+    let input = match form {
+        Ok(Form(input)) => input,
+        // A body that is not the login form (another `Content-Type`, too large) says
+        // so with its own status: "Wrong password." would send the editor to retype a
+        // password that may be right.
+        Err(rejection) => {
+            let page = login_page(&csrf, Some(&rejection.to_string()));
+            return Ok(Err(Reply::Page(rejection.status(), csrf, page)));
+        }
+    };
+    let password = input.password.unwrap_or_default();
     if !password.is_empty() && verify(&password, &worker.site.settings.password_hash) {
         return Ok(Ok((session.start(EDITOR), Redirect::to(EditorHome))));
     }
@@ -54,8 +68,43 @@ pub(crate) async fn login(
     Ok(Err(Reply::Page(StatusCode::FORBIDDEN, csrf, page)))
 }
 
-pub(crate) async fn logout(_: Logout, _: CsrfGuard, session: Session) -> (SessionCookies, Redirect) {
-    (session.end(), Redirect::to(Home { page: None }))
+pub(crate) async fn logout(
+    _: Logout,
+    _: CsrfGuard,
+    State(worker): State<Worker>,
+    session: Session,
+) -> Result<(SessionCookies, Redirect), SiteError> {
+    // Only the editor's own session ends the editor's sessions: any visitor holds a
+    // CSRF token, and could otherwise log the editor out at will.
+    if is_editor(&worker.db, &session).await? {
+        model::end_sessions(&worker.db, unix_millis(SystemTime::now())).await?;
+    }
+    Ok((session.end(), Redirect::to(Home { page: None })))
+}
+
+/// Whether `session` is the editor's, and no logout has ended it since it started.
+/// Without a session cookie the database is not asked.
+pub(crate) async fn is_editor(db: &Db, session: &Session) -> Result<bool, kiln::db::Error> {
+    let started = match (session.user(), session.started()) {
+        (Some(EDITOR), Some(started)) => unix_millis(started),
+        _ => return Ok(false),
+    };
+    Ok(outlives(started, model::sessions_ended(db).await?))
+}
+
+/// Whether a session that started in the Unix millisecond `started` outlives a logout
+/// in the millisecond `logout`: it does when it started in that millisecond or later.
+///
+/// A cookie knows when its session started to the millisecond, so within the
+/// millisecond of a logout, a session started before it and one started after it look
+/// the same. Both are kept, so that logging in again straight after a logout works;
+/// what this leaves open is a session logged into and out of within one millisecond.
+fn outlives(started: i64, logout: i64) -> bool {
+    started >= logout
+}
+
+fn unix_millis(at: SystemTime) -> i64 {
+    at.duration_since(UNIX_EPOCH).map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
 }
 
 /// Whether `password` is the one `hash` was made from.
@@ -77,4 +126,17 @@ fn login_page(csrf: &Csrf, error: Option<&str>) -> Fragment<Document> {
         }
     };
     layout::page("Editor login", content)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::outlives;
+
+    #[test]
+    fn a_logout_ends_earlier_sessions_and_lets_the_next_login_in_at_once() {
+        // Logged out in the millisecond 105: sessions from before are over.
+        assert!(!outlives(100, 105) && !outlives(104, 105));
+        // A login again in the same millisecond, or later, is a session.
+        assert!(outlives(105, 105) && outlives(106, 105));
+    }
 }

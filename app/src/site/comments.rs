@@ -1,14 +1,15 @@
-//! Posting a comment: CSRF-checked, rate-limited per client address, validated (the
-//! form comes back with the message and what was typed, `422`), stored, then `303`
-//! back to the page.
+//! Posting a comment: CSRF-checked, validated (the form comes back with the message
+//! and what was typed, `422`), rate-limited per client address (the same, `429`),
+//! stored, then `303` back to the page.
 
 use std::time::Instant;
 
 use kiln::rejection::Rejection;
-use kiln::{Csrf, CsrfGuard, Form, Redirect, RequestHead, State, StatusCode};
+use kiln::{ClientAddr, Csrf, CsrfGuard, Form, Redirect, State, StatusCode};
 use serde::Deserialize;
 
 use super::errors::SiteError;
+use super::input::has_control_chars;
 use super::model;
 use super::page_view::{self, CommentForm, MAX_AUTHOR, MAX_COMMENT};
 use super::reply::Reply;
@@ -30,16 +31,10 @@ pub(crate) async fn post(
     route: PostComment,
     _: CsrfGuard,
     State(worker): State<Worker>,
-    head: RequestHead,
+    ClientAddr(client): ClientAddr,
     csrf: Csrf,
     form: Result<Form<CommentInput>, Rejection>,
 ) -> Result<Reply, SiteError> {
-    if !worker.site.comments.borrow_mut().allow(head.peer.ip(), Instant::now()) {
-        return Err(SiteError::Status(
-            StatusCode::TOO_MANY_REQUESTS,
-            "Too many comments from your address; wait a minute and try again.".into(),
-        ));
-    }
     let (author, body, problem) = match form {
         Ok(Form(input)) => {
             let problem = check(input.author.as_deref(), input.body.as_deref()).err();
@@ -51,6 +46,13 @@ pub(crate) async fn post(
         }
         Err(rejection) => (String::new(), String::new(), Some((rejection.status(), rejection.to_string()))),
     };
+    // Only a comment that would be stored counts: refused ones (a name forgotten) must
+    // not use up the quota and then cost the visitor the comment they got right.
+    let problem = problem.or_else(|| {
+        let allowed = worker.site.comments.borrow_mut().allow(client, Instant::now());
+        let message = "Too many comments from your address; wait a minute and try again.";
+        (!allowed).then(|| (StatusCode::TOO_MANY_REQUESTS, message.to_owned()))
+    });
     if let Some((status, message)) = problem {
         let (page, comments) = futures_util::future::try_join(
             model::page(&worker.db, &route.slug),
@@ -82,6 +84,12 @@ fn check(author: Option<&str>, body: Option<&str>) -> Result<(), &'static str> {
     if body.chars().count() > MAX_COMMENT {
         return Err("The comment is too long: at most 4,000 characters.");
     }
+    if has_control_chars(author) {
+        return Err("The name contains control characters.");
+    }
+    if has_control_chars(body) {
+        return Err("The comment contains control characters.");
+    }
     if links(body) > MAX_LINKS {
         return Err("The comment holds too many links: at most 3.");
     }
@@ -104,7 +112,7 @@ mod tests {
         let long_name = "n".repeat(MAX_AUTHOR + 1);
         let long_text = "é".repeat(MAX_COMMENT + 1);
         let spam = "https://a.example http://b.example www.c.example HTTPS://www.d.example";
-        let table: [(Option<&str>, Option<&str>, bool); 9] = [
+        let table: [(Option<&str>, Option<&str>, bool); 12] = [
             (Some("ann"), Some("hello"), true),
             (None, Some("hello"), false),
             (Some("ann"), None, false),
@@ -114,6 +122,9 @@ mod tests {
             (Some("ann"), Some(&long_text), false),
             (Some("ann"), Some(spam), false),
             (Some("ann"), Some(&"é".repeat(MAX_COMMENT)), true),
+            (Some("a\0nn"), Some("hello"), false),
+            (Some("ann"), Some("hel\u{1b}lo"), false),
+            (Some("ann\t"), Some("two\r\nlines\tand a tab"), true),
         ];
         for (author, body, ok) in table {
             assert_eq!(check(author, body).is_ok(), ok, "{author:?} {body:?}");

@@ -1,13 +1,15 @@
-//! The editor's pages, behind the session: the list of pages, and the forms that
-//! create and change a page, each with a preview that saves nothing.
+//! The editor's pages, behind the session (a live one: not expired, not logged out):
+//! the list of pages, and the forms that create and change a page, each with a
+//! preview that saves nothing.
 
 use kiln::markup::{Document, Fragment};
 use kiln::rejection::Rejection;
 use kiln::{CSRF_FIELD, Csrf, CsrfGuard, Form, Redirect, Route, Session, State, StatusCode, html};
 use serde::Deserialize;
 
-use super::auth::EDITOR;
+use super::auth::is_editor;
 use super::errors::SiteError;
+use super::input::has_control_chars;
 use super::layout;
 use super::markdown::Markdown;
 use super::model::{self, PageDraft};
@@ -33,19 +35,10 @@ pub(crate) struct PageInput {
     action: Option<String>,
 }
 
-/// Editor pages without a session send the visitor to the login form.
-fn logged_in(session: &Session) -> Result<(), Redirect> {
-    match session.user() {
-        Some(EDITOR) => Ok(()),
-        _ => Err(Redirect::to(LoginForm)),
-    }
-}
-
-/// A form posted without a session (it expired, or the cookie is forged) is refused.
-fn session_required(session: &Session) -> Result<(), SiteError> {
-    logged_in(session).map_err(|_| {
-        SiteError::Status(StatusCode::FORBIDDEN, "Your session has ended: log in again, then resend the form.".into())
-    })
+/// A form posted without a session (it expired or was logged out, or the cookie is
+/// forged) is refused; editor pages send the visitor to the login form instead.
+fn session_ended() -> SiteError {
+    SiteError::Status(StatusCode::FORBIDDEN, "Your session has ended: log in again, then resend the form.".into())
 }
 
 pub(crate) async fn home(
@@ -54,8 +47,8 @@ pub(crate) async fn home(
     session: Session,
     csrf: Csrf,
 ) -> Result<Result<(Csrf, Fragment<Document>), Redirect>, SiteError> {
-    if let Err(to_login) = logged_in(&session) {
-        return Ok(Err(to_login));
+    if !is_editor(&worker.db, &session).await? {
+        return Ok(Err(Redirect::to(LoginForm)));
     }
     let pages = model::newest(&worker.db, MAX_LISTED, 0).await?;
     let content = html! {
@@ -81,12 +74,15 @@ pub(crate) async fn home(
 
 pub(crate) async fn new_form(
     _: NewPageForm,
+    State(worker): State<Worker>,
     session: Session,
     csrf: Csrf,
-) -> Result<(Csrf, Fragment<Document>), Redirect> {
-    logged_in(&session)?;
+) -> Result<Result<(Csrf, Fragment<Document>), Redirect>, SiteError> {
+    if !is_editor(&worker.db, &session).await? {
+        return Ok(Err(Redirect::to(LoginForm)));
+    }
     let page = editor_page(CreatePage, &csrf, &PageDraft::default(), true, None, false);
-    Ok((csrf, page))
+    Ok(Ok((csrf, page)))
 }
 
 pub(crate) async fn create(
@@ -97,7 +93,9 @@ pub(crate) async fn create(
     csrf: Csrf,
     form: Result<Form<PageInput>, Rejection>,
 ) -> Result<Reply, SiteError> {
-    session_required(&session)?;
+    if !is_editor(&worker.db, &session).await? {
+        return Err(session_ended());
+    }
     let (draft, action) = match form {
         Ok(Form(input)) => draft(input, None),
         Err(rejection) => return Err(SiteError::Status(rejection.status(), rejection.to_string().into())),
@@ -126,8 +124,8 @@ pub(crate) async fn edit_form(
     session: Session,
     csrf: Csrf,
 ) -> Result<Result<(Csrf, Fragment<Document>), Redirect>, SiteError> {
-    if let Err(to_login) = logged_in(&session) {
-        return Ok(Err(to_login));
+    if !is_editor(&worker.db, &session).await? {
+        return Ok(Err(Redirect::to(LoginForm)));
     }
     let page = model::page(&worker.db, &route.slug).await?;
     let draft = PageDraft { slug: page.slug, title: page.title, body: page.body };
@@ -143,13 +141,20 @@ pub(crate) async fn update(
     csrf: Csrf,
     form: Result<Form<PageInput>, Rejection>,
 ) -> Result<Reply, SiteError> {
-    session_required(&session)?;
+    if !is_editor(&worker.db, &session).await? {
+        return Err(session_ended());
+    }
     let (draft, action) = match form {
         Ok(Form(input)) => draft(input, Some(&route.slug)),
         Err(rejection) => return Err(SiteError::Status(rejection.status(), rejection.to_string().into())),
     };
     let problem = check(&draft, false);
     if action != "save" || problem.is_some() {
+        // Saving a page that does not exist is a 404: so is previewing it, rather than
+        // a form whose Save can only fail.
+        if !model::page_exists(&worker.db, &route.slug).await? {
+            return Err(SiteError::not_found());
+        }
         let target = UpdatePage { slug: route.slug };
         return Ok(form_again(target, csrf, &draft, false, problem.map(|p| p.to_owned())));
     }
@@ -186,11 +191,17 @@ fn check(draft: &PageDraft, new: bool) -> Option<&'static str> {
     if draft.title.chars().count() > MAX_TITLE {
         return Some("The title is too long: at most 200 characters.");
     }
+    if has_control_chars(&draft.title) {
+        return Some("The title contains control characters.");
+    }
     if draft.body.trim().is_empty() {
         return Some("Please write the page.");
     }
     if draft.body.len() > MAX_BODY {
         return Some("The page is too long: at most 100,000 bytes of Markdown.");
+    }
+    if has_control_chars(&draft.body) {
+        return Some("The page contains control characters.");
     }
     None
 }

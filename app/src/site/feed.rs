@@ -1,6 +1,7 @@
 //! The RSS 2.0 feed of the newest pages and the sitemap of all of them, with
 //! absolute links made from the configured public URL (never from `Host`).
 
+use futures_util::future::try_join;
 use kiln::markup::escape;
 use kiln::{PublicUrl, Rss, State, Xml};
 
@@ -17,15 +18,18 @@ const FEED_ITEMS: i64 = 20;
 const SITEMAP_URLS: i64 = 50_000;
 
 pub(crate) async fn feed(_: Feed, url: PublicUrl, State(worker): State<Worker>) -> Result<Rss<String>, SiteError> {
-    let pages = model::newest_pages(&worker.db, FEED_ITEMS).await?;
+    let (pages, last_updated) =
+        try_join(model::newest_pages(&worker.db, FEED_ITEMS), model::last_updated(&worker.db)).await?;
     let mut xml = String::with_capacity(4096);
     xml.push_str(r#"<?xml version="1.0" encoding="UTF-8"?><rss version="2.0"><channel><title>"#);
     escape(SITE_NAME, &mut xml);
     xml.push_str("</title><link>");
     escape(&url.link(Home { page: None }).to_string(), &mut xml);
     xml.push_str("</link><description>The pages of the kiln demo wiki, newest first.</description>");
-    if let Some(newest) = pages.first() {
-        push_element(&mut xml, "lastBuildDate", &layout::datetime(newest.updated).to_rfc2822());
+    // The last change to any page, an edit included: the newest page's `updated`
+    // missed the edits of older pages, whose items changed with them.
+    if let Some(updated) = last_updated {
+        push_element(&mut xml, "lastBuildDate", &layout::datetime(updated).to_rfc2822());
     }
     for page in &pages {
         let link = url.link(ShowPage { slug: page.slug.clone() }).to_string();

@@ -18,6 +18,7 @@ mod comments;
 mod editor;
 mod errors;
 mod feed;
+mod input;
 mod layout;
 mod limit;
 mod markdown;

@@ -71,6 +71,18 @@ pub(crate) async fn newest_pages(db: &Db, limit: i64) -> Result<Vec<Page>, Error
     .await
 }
 
+/// The newest `updated` of all pages, an edit included; `None` without pages.
+pub(crate) async fn last_updated(db: &Db) -> Result<Option<i64>, Error> {
+    let (updated,): (Option<i64>,) = db.query_one("SELECT max(updated) FROM page", &[]).await?;
+    Ok(updated)
+}
+
+/// Whether there is a page at `slug`.
+pub(crate) async fn page_exists(db: &Db, slug: &str) -> Result<bool, Error> {
+    let (n,): (i64,) = db.query_one("SELECT count(*) FROM page WHERE slug = $1", &[&slug]).await?;
+    Ok(n > 0)
+}
+
 /// The comments of the page at `slug`, oldest first; asked beside [`page`], not after it.
 pub(crate) async fn comments_of(db: &Db, slug: &str) -> Result<Vec<Comment>, Error> {
     db.query_all(
@@ -108,6 +120,19 @@ pub(crate) async fn update_page(db: &Db, slug: &str, draft: &PageDraft, now: i64
         )
         .await?;
     if changed == 0 { Err(Error::NotFound) } else { Ok(()) }
+}
+
+/// The Unix millisecond before which the editor's sessions are over (0 until a logout).
+pub(crate) async fn sessions_ended(db: &Db) -> Result<i64, Error> {
+    let (ended,): (i64,) = db.query_one("SELECT ended FROM session_end WHERE id = 1", &[]).await?;
+    Ok(ended)
+}
+
+/// Ends the editor's sessions started before the Unix millisecond `before`. The line only
+/// moves forward: a clock set back must not bring ended sessions back.
+pub(crate) async fn end_sessions(db: &Db, before: i64) -> Result<(), Error> {
+    db.execute("UPDATE session_end SET ended = $1 WHERE id = 1 AND ended < $1", &[&before]).await?;
+    Ok(())
 }
 
 /// The current time in Unix seconds.

@@ -15,7 +15,8 @@ use super::errors::render_rejection;
 #[derive(Debug, clap::Args)]
 pub(crate) struct SiteArgs {
     /// The site's address as visitors reach it, for the absolute links of the feed and
-    /// the sitemap [default: `http://` and the `--listen` address].
+    /// the sitemap [default: the `--listen` address, `https://` with `--tls-cert`, else
+    /// `http://`].
     #[arg(long, env = "KILN_PUBLIC_URL")]
     public_url: Option<String>,
     /// A secret of at least 32 bytes that signs the session and CSRF cookies [default: a
@@ -26,8 +27,8 @@ pub(crate) struct SiteArgs {
     /// random password, printed once on standard error at start].
     #[arg(long, env = "KILN_EDITOR_PASSWORD_HASH", hide_env_values = true)]
     editor_password_hash: Option<String>,
-    /// Seconds an editor's session lasts, on the server's clock.
-    #[arg(long, env = "KILN_SESSION_TTL", default_value_t = 24 * 3600)]
+    /// Seconds an editor's session lasts, on the server's clock (at least 1).
+    #[arg(long, env = "KILN_SESSION_TTL", default_value_t = 24 * 3600, value_parser = session_seconds)]
     session_ttl: u64,
     /// Comments one client address may post per minute, counted per worker (429 beyond).
     #[arg(long, env = "KILN_COMMENTS_PER_MINUTE", default_value_t = 5)]
@@ -54,8 +55,9 @@ pub(crate) struct Settings {
 }
 
 impl SiteArgs {
-    /// Checks the flags; makes up what is missing (saying so on stderr).
-    pub(crate) fn settings(&self, listen: SocketAddr) -> Result<Settings, String> {
+    /// Checks the flags; makes up what is missing (saying so on stderr). `tls`: whether
+    /// the server speaks HTTPS at `listen`.
+    pub(crate) fn settings(&self, listen: SocketAddr, tls: bool) -> Result<Settings, String> {
         let key = match &self.secret_key {
             Some(secret) => Key::new(secret).map_err(|e| format!("--secret-key: {e}"))?,
             None => Key::generate(),
@@ -74,11 +76,7 @@ impl SiteArgs {
                 hash_password(&password)?
             }
         };
-        let public_url = self.public_url.clone().unwrap_or_else(|| {
-            let host = if listen.ip().is_unspecified() { "localhost".to_owned() } else { listen.ip().to_string() };
-            let host = if listen.is_ipv6() && host != "localhost" { format!("[{host}]") } else { host };
-            format!("http://{host}:{}", listen.port())
-        });
+        let public_url = self.public_url.clone().unwrap_or_else(|| default_public_url(listen, tls));
         Ok(Settings {
             password_hash,
             comments_per_minute: self.comments_per_minute,
@@ -102,6 +100,24 @@ impl Settings {
     }
 }
 
+/// The site's URL when `--public-url` is not given: the address it listens on, in the
+/// scheme it speaks there.
+fn default_public_url(listen: SocketAddr, tls: bool) -> String {
+    let scheme = if tls { "https" } else { "http" };
+    let host = if listen.ip().is_unspecified() { "localhost".to_owned() } else { listen.ip().to_string() };
+    let host = if listen.is_ipv6() && host != "localhost" { format!("[{host}]") } else { host };
+    format!("{scheme}://{host}:{}", listen.port())
+}
+
+/// `--session-ttl`: whole seconds, at least one.
+fn session_seconds(arg: &str) -> Result<u64, String> {
+    match arg.parse::<u64>() {
+        Ok(0) => Err("a session must last at least 1 second: with 0 every login would end at once".into()),
+        Ok(seconds) => Ok(seconds),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
 /// 16 random bytes as 32 hex digits.
 fn random_password() -> String {
     let mut bytes = [0u8; 16];
@@ -113,4 +129,43 @@ fn random_password() -> String {
 fn hash_password(password: &str) -> Result<String, String> {
     let salt = SaltString::generate(&mut OsRng);
     Argon2::default().hash_password(password.as_bytes(), &salt).map(|h| h.to_string()).map_err(|e| e.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    use super::*;
+
+    #[derive(Parser)]
+    struct Flags {
+        #[command(flatten)]
+        site: SiteArgs,
+    }
+
+    /// The audit found the feed's links `http://` on the HTTPS port when TLS was on and
+    /// `--public-url` was not given.
+    #[test]
+    fn the_default_public_url_speaks_https_when_tls_is_on() {
+        let table = [
+            ("127.0.0.1:8443", true, "https://127.0.0.1:8443"),
+            ("127.0.0.1:8080", false, "http://127.0.0.1:8080"),
+            ("0.0.0.0:443", true, "https://localhost:443"),
+            ("[::1]:8443", true, "https://[::1]:8443"),
+            ("[::]:8080", false, "http://localhost:8080"),
+        ];
+        for (listen, tls, url) in table {
+            assert_eq!(default_public_url(listen.parse().unwrap(), tls), url, "{listen} tls={tls}");
+        }
+    }
+
+    #[test]
+    fn a_session_ttl_of_zero_is_refused_when_the_flags_are_read() {
+        let error = Flags::try_parse_from(["test", "--session-ttl", "0"]).err().expect("0 refused");
+        let message = error.to_string();
+        assert!(message.contains("--session-ttl") && message.contains("at least 1 second"), "{message}");
+        assert!(Flags::try_parse_from(["test", "--session-ttl", "-1"]).is_err());
+        let flags = Flags::try_parse_from(["test", "--session-ttl", "1"]).expect("1 second is a session");
+        assert_eq!(flags.site.session_ttl, 1);
+    }
 }

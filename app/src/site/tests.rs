@@ -36,7 +36,7 @@ fn client(name: &str) -> (TestClient<kiln::AppService<Worker>>, TempDir) {
         "--editor-password-hash",
         "$argon2id$v=19$m=256,t=1,p=1$a2lsbiBzaXRlIHRlc3Rz$DOl6NEMIqOUN3kgMqjJbmnPRZUE8umXLbQXRWkvNsJQ",
     ]);
-    let settings = Arc::new(flags.site.settings("127.0.0.1:8080".parse().expect("address")).expect("settings"));
+    let settings = Arc::new(flags.site.settings("127.0.0.1:8080".parse().expect("address"), false).expect("settings"));
     let app = App::new({
         let settings = Arc::clone(&settings);
         move |_| Worker::new(&databases, &settings)

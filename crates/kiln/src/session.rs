@@ -19,7 +19,7 @@ pub const SESSION_COOKIE: &str = "kiln_session";
 /// The visitor's session: the user it was started for, if the request carries a
 /// session cookie that the app signed and that has not expired.
 ///
-/// The cookie holds `expiry:started:user`, signed with the app's [`Key`]; it is `HttpOnly`,
+/// The cookie holds `expiry:started:user` (Unix seconds, Unix milliseconds), signed with the app's [`Key`]; it is `HttpOnly`,
 /// `SameSite=Lax`, `Path=/`, and `Secure` with
 /// [`App::secure_cookies`](crate::App::secure_cookies). Starting or ending a session
 /// also gives the visitor a new CSRF token.
@@ -74,7 +74,8 @@ impl Session {
         self.user.as_deref()
     }
 
-    /// When the session was started, by the server's clock; `None` without a valid session.
+    /// When the session was started, to the millisecond by the server's clock; `None`
+    /// without a valid session.
     pub fn started(&self) -> Option<SystemTime> {
         self.started
     }
@@ -82,9 +83,10 @@ impl Session {
     /// Starts a session for `user`, lasting the app's
     /// [`session_ttl`](crate::App::session_ttl); put the result in the response.
     pub fn start(&self, user: &str) -> SessionCookies {
-        let now = unix_now();
-        let expires = now.saturating_add(self.ttl.as_secs());
-        let value = self.key.sign(SESSION_COOKIE, &format!("{expires}:{now}:{}", encode_value(user)));
+        let now = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default();
+        let expires = now.as_secs().saturating_add(self.ttl.as_secs());
+        let started = now.as_millis();
+        let value = self.key.sign(SESSION_COOKIE, &format!("{expires}:{started}:{}", encode_value(user)));
         let csrf = self.key.sign(CSRF_COOKIE, &random_token());
         SessionCookies {
             session: app_cookie(self.secure, SESSION_COOKIE, &value, Some(self.ttl)),
@@ -108,7 +110,7 @@ impl Session {
         if expires.parse::<u64>().ok()? <= now {
             return None;
         }
-        let started = UNIX_EPOCH + Duration::from_secs(started.parse().ok()?);
+        let started = UNIX_EPOCH + Duration::from_millis(started.parse().ok()?);
         Some((crate::route::percent_decode(user, false)?.into_owned(), started))
     }
 }
@@ -151,7 +153,7 @@ mod tests {
     fn a_session_is_read_until_it_expires() {
         let key = Key::new([1u8; 32]).unwrap();
         let cookie = key.sign(SESSION_COOKIE, "1000:400:ada%20l");
-        let started = UNIX_EPOCH + Duration::from_secs(400);
+        let started = UNIX_EPOCH + Duration::from_millis(400);
         assert_eq!(Session::read(&key, &cookie, 999), Some(("ada l".to_owned(), started)));
         assert_eq!(Session::read(&key, &cookie, 1000), None);
         let forged = key.sign("kiln_other", "5000:400:ada");

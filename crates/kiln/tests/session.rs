@@ -46,10 +46,10 @@ async fn whoami(_: WhoAmI, session: Session) -> String {
 #[route("/since")]
 struct Since;
 
-/// When the session started, in seconds since the epoch, or "none".
+/// When the session started, in milliseconds since the epoch, or "none".
 async fn since(_: Since, session: Session) -> String {
-    let secs = session.started().map(|t| t.duration_since(std::time::UNIX_EPOCH).unwrap().as_secs());
-    secs.map_or("none".into(), |s| s.to_string())
+    let millis = session.started().map(|t| t.duration_since(std::time::UNIX_EPOCH).unwrap().as_millis());
+    millis.map_or("none".into(), |s| s.to_string())
 }
 
 async fn remember(route: Remember, cookies: SignedCookies) -> (SetCookie, &'static str) {
@@ -180,12 +180,12 @@ fn short_keys_are_refused() {
 
 #[test]
 fn a_session_knows_when_it_started() {
-    let now = || std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs();
+    let now = || std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_millis();
     let mut c = client(key(1));
     let before = now();
     let res = c.request("POST", &Login { user: "ada".into() }).send();
     let after = now();
-    let started: u64 =
+    let started: u128 =
         c.request("GET", &Since).header("Cookie", &cookie(&res, SESSION_COOKIE)).send().text().parse().unwrap();
     assert!((before..=after).contains(&started), "{before} <= {started} <= {after}");
     assert_eq!(c.get(&Since).text(), "none");
