@@ -7,7 +7,6 @@ mod site;
 mod state;
 mod techempower;
 
-use std::fs::OpenOptions;
 use std::net::SocketAddr;
 use std::process::ExitCode;
 use std::time::Duration;
@@ -100,21 +99,13 @@ impl LimitArgs {
     }
 }
 
-/// The access log the flags ask for. Its writer never fails: a file it cannot open is
-/// retried while lines are dropped, so a path that cannot be appended to (a typo, a
-/// missing folder, no permission) is caught here, before serving, as a bad
-/// certificate is.
+/// The access log the flags ask for. A path that cannot be appended to (a typo, a
+/// missing folder, no permission) is refused here, before serving, as a bad
+/// certificate is: `AccessLog::open` would drop every line and retry.
 fn access_log(args: &Args) -> Result<Option<AccessLog>, String> {
     let Some(target) = LogTarget::from_arg(&args.access_log) else { return Ok(None) };
-    if let LogTarget::File(path) = &target {
-        OpenOptions::new()
-            .append(true)
-            .create(true)
-            .open(path)
-            .map_err(|e| format!("--access-log {}: cannot open it for appending: {e}", path.display()))?;
-    }
     let format = if args.access_log_json { LogFormat::Json } else { LogFormat::Combined };
-    Ok(Some(AccessLog::open(target, format)))
+    AccessLog::try_open(target, format).map(Some).map_err(|e| format!("--access-log: {e}"))
 }
 
 fn main() -> ExitCode {

@@ -65,6 +65,26 @@ impl AccessLog {
         AccessLog { shared, format, writer: Arc::new(Mutex::new(Some(writer))), trusted: Default::default() }
     }
 
+    /// [`AccessLog::open`], but a file that cannot be opened for appending now (a typo,
+    /// a missing folder, no permission) is an error naming it: for a start-up that
+    /// should refuse to run rather than drop every line. Later failures (the file
+    /// removed, the disk full) are handled as `open` handles them.
+    ///
+    /// ```
+    /// use kiln::access_log::{AccessLog, LogFormat, LogTarget};
+    ///
+    /// let target = LogTarget::File("/no/such/folder/access.log".into());
+    /// let err = AccessLog::try_open(target, LogFormat::Combined).unwrap_err();
+    /// assert!(err.to_string().starts_with("access log /no/such/folder/access.log: "), "{err}");
+    /// ```
+    pub fn try_open(target: LogTarget, format: LogFormat) -> std::io::Result<AccessLog> {
+        if let LogTarget::File(path) = &target {
+            writer::open_for_append(path)
+                .map_err(|e| std::io::Error::new(e.kind(), format!("access log {}: {e}", path.display())))?;
+        }
+        Ok(AccessLog::open(target, format))
+    }
+
     /// Logs as the client the address a trusted proxy names in `Forwarded` or
     /// `X-Forwarded-For` (see [`TrustedProxies::client_ip`](kiln_http::TrustedProxies::client_ip)),
     /// rather than the connection's peer. An [`App`](crate::App)'s log gets the app's

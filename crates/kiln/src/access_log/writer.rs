@@ -153,7 +153,7 @@ impl Sink {
         let LogTarget::File(path) = &self.target else { return };
         self.last_open_attempt = Instant::now();
         self.file = None;
-        match OpenOptions::new().create(true).append(true).open(path) {
+        match open_for_append(path) {
             Ok(file) => self.file = Some(file),
             Err(e) => self.fail(&e),
         }
@@ -214,4 +214,9 @@ impl Sink {
             LogTarget::File(path) => path.display().to_string(),
         }
     }
+}
+
+/// The log file, created if missing, every write going to its end.
+pub(super) fn open_for_append(path: &std::path::Path) -> io::Result<File> {
+    OpenOptions::new().create(true).append(true).open(path)
 }
