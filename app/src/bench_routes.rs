@@ -2,7 +2,7 @@
 
 use kiln::markup::{Flow, Fragment, Reserve};
 use kiln::rejection::{InvalidQuery, Rejection};
-use kiln::{App, FromRequest, Json, RequestContext, Route, html};
+use kiln::{App, Json, Route, html};
 use serde::Serialize;
 
 /// Most rows `/bigtable` renders; more is refused with 400.
@@ -67,16 +67,6 @@ impl TableSize {
     }
 }
 
-/// Checked as an extractor, not in the handler: a refusal then reaches the app's
-/// rejection renderer, as a `rows` that is not a number does, so the route's 400s
-/// all look alike (the site's error page, in the demo).
-impl<S> FromRequest<S> for TableSize {
-    fn from_request(cx: &RequestContext<'_, S>) -> Result<Self, Rejection> {
-        let route = BigTable::from_request(cx)?;
-        Ok(TableSize::checked(route.rows.unwrap_or(DEFAULT_ROWS), route.cols.unwrap_or(DEFAULT_COLS))?)
-    }
-}
-
 /// Adds the benchmark routes to an app of any state.
 pub(crate) fn mount<S: 'static>(app: App<S>) -> App<S> {
     app.route(pong).route(hello).route(plaintext).route(json).route(bigtable)
@@ -110,8 +100,13 @@ fn table_bytes(rows: u32, cols: u32) -> usize {
     "<table></table>".len() + rows as usize * row
 }
 
-async fn bigtable(_: BigTable, TableSize { rows, cols }: TableSize) -> Fragment<Flow> {
-    html! {
+/// A size over the limits is a `Rejection`, so the app renders it as it renders a
+/// `rows` that is not a number: the route's 400s all look alike (the site's error
+/// page, in the demo).
+async fn bigtable(route: BigTable) -> Result<Fragment<Flow>, Rejection> {
+    let TableSize { rows, cols } =
+        TableSize::checked(route.rows.unwrap_or(DEFAULT_ROWS), route.cols.unwrap_or(DEFAULT_COLS))?;
+    Ok(html! {
         table {
             (Reserve(table_bytes(rows, cols)))
             @for _ in 0..rows {
@@ -122,7 +117,7 @@ async fn bigtable(_: BigTable, TableSize { rows, cols }: TableSize) -> Fragment<
                 }
             }
         }
-    }
+    })
 }
 
 #[cfg(test)]
@@ -132,8 +127,8 @@ mod tests {
     #[test]
     fn the_reserved_size_bounds_the_rendered_table() {
         for (rows, cols) in [(0, 0), (1, 1), (3, 9), (1000, 50), (2, 1000), (10, 100), (100, 1000)] {
-            let size = TableSize::checked(rows, cols).unwrap_or_else(|e| panic!("{rows}x{cols} refused: {e}"));
-            let len = poll_once(bigtable(BigTable { rows: Some(rows), cols: Some(cols) }, size)).as_str().len();
+            let page = poll_once(bigtable(BigTable { rows: Some(rows), cols: Some(cols) }));
+            let len = page.unwrap_or_else(|e| panic!("{rows}x{cols} refused: {e}")).as_str().len();
             let reserved = table_bytes(rows, cols);
             assert!(len <= reserved, "{rows}x{cols}: rendered {len} > reserved {reserved}");
             assert!(reserved - len <= rows as usize * cols as usize * 3 + 16, "{rows}x{cols}: far too generous");

@@ -125,8 +125,9 @@ impl<S: 'static> App<S> {
         self
     }
 
-    /// Renders rejections the app's way, for example as JSON. A `405` still gets its
-    /// `Allow` header.
+    /// Renders rejections the app's way, for example as JSON: those of routing and
+    /// extractors, and a [`Rejection`] a handler returns (`Result<_, Rejection>`). A
+    /// `405` still gets its `Allow` header.
     pub fn on_rejection(mut self, render: impl Fn(&Rejection, &mut Response) + Send + Sync + 'static) -> Self {
         self.config.render = Some(Arc::new(render));
         self

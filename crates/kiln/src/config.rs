@@ -1,6 +1,7 @@
 //! What an app decides once and every request reads: the body limit, how rejections
 //! are rendered, the public URL, and the secret key and policy of signed cookies.
 
+use std::cell::RefCell;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -45,19 +46,55 @@ impl Default for Config {
     }
 }
 
+thread_local! {
+    /// The renderer of the app whose handler last ran on this thread: a `Rejection` a
+    /// handler returns then looks like the ones the app's extractors raise (its
+    /// `IntoResponse` has no app to ask). A worker thread serves one app, so this is
+    /// set once per worker, not per request: no reference count bounces between cores.
+    static RENDERING: RefCell<Option<Arc<RenderRejection>>> = const { RefCell::new(None) };
+}
+
 impl Config {
     /// Renders a rejection the app's way. The response is still untouched: rejections
     /// happen before a handler runs.
     pub(crate) fn reject(&self, rejection: &Rejection, res: &mut Response) {
-        match &self.render {
-            Some(render) => render(rejection, res),
-            None => rejection.render_plain(res),
-        }
-        if let Rejection::MethodNotAllowed(r) = rejection {
-            // RFC 9110 §15.5.6: a 405 must list the allowed methods.
-            if !res.has_header("allow") {
-                res.append_header_unchecked(b"Allow", r.allow().as_bytes());
+        render_with(self.render.as_deref(), rejection, res);
+    }
+
+    /// Runs `fill`, a handler's output filling the response, with this app's renderer
+    /// at hand for [`reject_returned`]. It stays the thread's until another app's
+    /// handler runs here (tests run several apps on one thread).
+    pub(crate) fn rendering<R>(&self, fill: impl FnOnce() -> R) -> R {
+        RENDERING.with_borrow_mut(|current| {
+            let same = match (&*current, &self.render) {
+                (Some(theirs), Some(ours)) => Arc::ptr_eq(theirs, ours),
+                (None, None) => true,
+                _ => false,
+            };
+            if !same {
+                current.clone_from(&self.render);
             }
+        });
+        fill()
+    }
+}
+
+/// Renders a rejection a handler returned, the way its app renders rejections.
+pub(crate) fn reject_returned(rejection: &Rejection, res: &mut Response) {
+    // Cloned out, so that a renderer that itself returns a rejection finds no borrow.
+    let render = RENDERING.with_borrow(Clone::clone);
+    render_with(render.as_deref(), rejection, res);
+}
+
+fn render_with(render: Option<&RenderRejection>, rejection: &Rejection, res: &mut Response) {
+    match render {
+        Some(render) => render(rejection, res),
+        None => rejection.render_plain(res),
+    }
+    if let Rejection::MethodNotAllowed(r) = rejection {
+        // RFC 9110 §15.5.6: a 405 must list the allowed methods.
+        if !res.has_header("allow") {
+            res.append_header_unchecked(b"Allow", r.allow().as_bytes());
         }
     }
 }

@@ -52,7 +52,11 @@ where
         match Args::extract(cx) {
             Ok(args) => {
                 let fut = self.call(args);
-                Dispatch::Running(Box::pin(async move { fut.await.into_response(res) }))
+                let config = cx.config();
+                Dispatch::Running(Box::pin(async move {
+                    let output = fut.await;
+                    config.rendering(|| output.into_response(res));
+                }))
             }
             Err(rejection) => {
                 cx.config().reject(&rejection, res);

@@ -94,9 +94,11 @@ impl IntoResponse for StatusCode {
     }
 }
 
+/// As the app renders rejections ([`App::on_rejection`](crate::App::on_rejection))
+/// when a handler returns it; as plain text anywhere else.
 impl IntoResponse for Rejection {
     fn into_response(self, res: &mut Response) {
-        self.render_plain(res);
+        crate::config::reject_returned(&self, res);
     }
 }
 

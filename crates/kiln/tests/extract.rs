@@ -186,6 +186,36 @@ fn the_app_can_render_rejections_as_json() {
 }
 
 #[test]
+fn a_rejection_a_handler_returns_is_rendered_by_the_apps_on_rejection() {
+    // Bug: only extractors' rejections reached `on_rejection`; one a handler returned
+    // was plain text, so an app's 400s looked two ways.
+    async fn check(_: Echo, Json(p): Json<Point>) -> Result<Json<Point>, Rejection> {
+        if p.x < 0 {
+            return Err(kiln::rejection::InvalidBody::new("x must not be negative").into());
+        }
+        Ok(Json(p))
+    }
+    fn as_json(rejection: &Rejection, res: &mut Response) {
+        res.set_status(rejection.status());
+        res.set_content_type("application/json");
+        serde_json::to_writer(res.body_mut(), &serde_json::json!({ "error": rejection.to_string() })).unwrap();
+    }
+    let post = |c: &mut TestClient<_>, body: &'static str| {
+        c.request("POST", &Echo).header("Content-Type", "application/json").body(body).send()
+    };
+    let mut c = TestClient::new(App::new(|_| ()).route(check).on_rejection(as_json));
+    let res = post(&mut c, r#"{"x":-1,"y":2}"#);
+    assert_eq!((res.status().as_u16(), res.header("content-type")), (400, Some("application/json")));
+    assert_eq!(res.json::<serde_json::Value>()["error"], "x must not be negative");
+    assert_eq!(post(&mut c, r#"{"x":1,"y":2}"#).json::<Point>(), Point { x: 1, y: 2 });
+
+    // Without `on_rejection`, plain text as before.
+    let mut plain = TestClient::new(App::new(|_| ()).route(check));
+    let res = post(&mut plain, r#"{"x":-1,"y":2}"#);
+    assert_eq!((res.status().as_u16(), res.text()), (400, "x must not be negative\n".to_owned()));
+}
+
+#[test]
 fn rejections_carry_their_status() {
     use kiln::rejection::*;
     let table: &[(Rejection, u16)] = &[
