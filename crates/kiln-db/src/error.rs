@@ -54,6 +54,10 @@ pub enum Error {
     Open(String),
     /// The migrations could not be applied, or the database does not match them.
     Migration(String),
+    /// The call would wait for itself: a write through [`Db`](crate::Db) from the
+    /// request whose own transaction holds SQLite's one writer. The transaction's
+    /// handle is the way to write inside it.
+    WaitsForItself,
 }
 
 /// Which constraint refused a write.
@@ -104,6 +108,10 @@ impl fmt::Display for Error {
             Error::Query { code: None, message } => write!(f, "database error: {message}"),
             Error::Open(why) => write!(f, "cannot open the database: {why}"),
             Error::Migration(why) => write!(f, "migrations: {why}"),
+            Error::WaitsForItself => f.write_str(
+                "a write through `Db` inside this request's own transaction would wait for it for ever \
+                 (SQLite has one writer, and the transaction holds it): write through the transaction's handle",
+            ),
         }
     }
 }

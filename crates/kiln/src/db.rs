@@ -42,24 +42,51 @@ pub fn status(error: &Error) -> StatusCode {
     }
 }
 
-/// Answers with [`status`] and a short plain-text reason. The driver's message is
-/// not sent to the client (it may name tables and constraints); a `500` is logged
-/// to standard error with it (a `503` is not: an outage would log every request).
+/// Answers with [`status`] and a short reason, rendered as the app renders
+/// rejections ([`App::on_rejection`](crate::App::on_rejection); plain text without
+/// one), and a `503` says `Retry-After: 1`. The driver's message is not sent to the
+/// client (it may name tables and constraints); it goes to standard error: every
+/// `500`, and a `503` at most once per [`OUTAGE_LOG_EVERY`] with a count of those
+/// not logged (an outage would otherwise log every request).
 impl crate::IntoResponse for Error {
     fn into_response(self, res: &mut kiln_http::Response) {
-        use std::io::Write;
         let status = status(&self);
         if status == StatusCode::INTERNAL_SERVER_ERROR {
             eprintln!("kiln: {self}");
+        } else if status == StatusCode::SERVICE_UNAVAILABLE {
+            log_outage(&self);
         }
-        res.set_status(status);
-        res.set_content_type("text/plain; charset=utf-8");
         let reason = match &self {
             Error::NotFound => "not found",
             Error::Conflict { .. } => "conflict: the change contradicts what is stored",
             Error::Unavailable(_) | Error::Timeout => "database unavailable, try again",
             _ => "database error",
         };
-        let _ = writeln!(res.body_mut(), "{reason}");
+        crate::config::reject_returned(&crate::Rejection::custom(status, reason), res);
+        if status == StatusCode::SERVICE_UNAVAILABLE && !res.has_header("retry-after") {
+            res.append_header_unchecked(b"Retry-After", b"1");
+        }
+    }
+}
+
+/// How often, at most, a `503` from the database is written to standard error.
+pub const OUTAGE_LOG_EVERY: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// Logs `error` unless another `503` was logged less than [`OUTAGE_LOG_EVERY`] ago,
+/// counting the ones it leaves out. Shared by the workers: an outage is everyone's.
+fn log_outage(error: &Error) {
+    use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+    static LAST: AtomicU64 = AtomicU64::new(0);
+    static UNLOGGED: AtomicU64 = AtomicU64::new(0);
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs());
+    let last = LAST.load(Relaxed);
+    let due = last == 0 || now >= last + OUTAGE_LOG_EVERY.as_secs();
+    if due && LAST.compare_exchange(last, now, Relaxed, Relaxed).is_ok() {
+        match UNLOGGED.swap(0, Relaxed) {
+            0 => eprintln!("kiln: answered 503: {error}"),
+            n => eprintln!("kiln: answered 503: {error} ({n} more 503s since the last such line)"),
+        }
+    } else {
+        UNLOGGED.fetch_add(1, Relaxed);
     }
 }

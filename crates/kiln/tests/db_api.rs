@@ -590,3 +590,54 @@ fn sqlite_native_connection_runs_on_the_writer() {
         assert_eq!(count_users(&db).await, 2);
     });
 }
+
+#[test]
+fn sqlite_a_write_through_db_inside_its_own_transaction_is_refused_at_once() {
+    // The audit: `db.execute` instead of `tx.execute` inside `db.transaction` queued
+    // behind the transaction holding SQLite's one writer, waited the whole query
+    // timeout, and answered 503 "database unavailable" with nothing logged.
+    let f = Fixture::sqlite("waits-for-itself");
+    let database = f.open();
+    on_worker(async {
+        // As a request is: a task of its own (the check needs to know whose it is).
+        let task = tokio::task::spawn_local({
+            let db = database.worker();
+            async move {
+                let refused = db
+                    .transaction(async |tx| {
+                        tx.insert("INSERT INTO users (user_name) VALUES ($1)", &[&"inside"]).await?;
+                        let wrong = db.execute("INSERT INTO users (user_name) VALUES ($1)", &[&"around"]).await;
+                        assert_eq!(wrong, Err(Error::WaitsForItself));
+                        let nested = db.transaction(async |_| Ok::<_, Error>(())).await;
+                        assert_eq!(nested, Err(Error::WaitsForItself));
+                        // Reads through `db` go to the readers, and still work.
+                        assert_eq!(count_users(&db).await, 0, "the transaction is not committed yet");
+                        Ok::<_, Error>(())
+                    })
+                    .await;
+                assert_eq!(refused, Ok(()));
+                // Once the transaction is over, `db` writes again.
+                db.execute("INSERT INTO users (user_name) VALUES ($1)", &[&"after"]).await.unwrap();
+                count_users(&db).await
+            }
+        });
+        assert_eq!(task.await.unwrap(), 2);
+        // Another task's write waits for the transaction instead (it is not the holder).
+        let db = database.worker();
+        let holder = tokio::task::spawn_local({
+            let db = database.worker();
+            async move {
+                db.transaction(async |tx| {
+                    tx.execute("INSERT INTO users (user_name) VALUES ($1)", &[&"slow"]).await?;
+                    tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+                    Ok::<_, Error>(())
+                })
+                .await
+            }
+        });
+        tokio::task::yield_now().await;
+        db.execute("INSERT INTO users (user_name) VALUES ($1)", &[&"other"]).await.unwrap();
+        holder.await.unwrap().unwrap();
+        assert_eq!(count_users(&db).await, 4);
+    });
+}

@@ -283,3 +283,33 @@ fn a_result_extractor_hands_the_rejection_to_the_handler() {
     let not_a_form = c.request("POST", &Echo).body("author=ada").send();
     assert_eq!(not_a_form.status(), 415, "the handler chose to answer other rejections as they are");
 }
+
+#[test]
+fn a_database_error_a_handler_returns_is_rendered_by_the_apps_on_rejection() {
+    // The audit: `Err(db::Error::NotFound)` from a handler was plain text whatever the
+    // app's `on_rejection`, unlike a 404 from routing.
+    async fn lookup(_: Echo) -> Result<&'static str, kiln::db::Error> {
+        Err(kiln::db::Error::NotFound)
+    }
+    async fn down(_: Info) -> Result<&'static str, kiln::db::Error> {
+        Err(kiln::db::Error::Timeout)
+    }
+    fn as_json(rejection: &Rejection, res: &mut Response) {
+        res.set_status(rejection.status());
+        res.set_content_type("application/json");
+        serde_json::to_writer(res.body_mut(), &serde_json::json!({ "error": rejection.to_string() })).unwrap();
+    }
+    let app = || App::new(|_| ()).route(lookup).route(down);
+    let mut c = TestClient::new(app().on_rejection(as_json));
+    let res = c.request("POST", &Echo).send();
+    assert_eq!((res.status().as_u16(), res.header("content-type")), (404, Some("application/json")));
+    assert_eq!(res.json::<serde_json::Value>()["error"], "not found");
+    let res = c.get(&Info);
+    assert_eq!((res.status().as_u16(), res.header("retry-after")), (503, Some("1")));
+    assert_eq!(res.json::<serde_json::Value>()["error"], "database unavailable, try again");
+
+    let mut plain = TestClient::new(app());
+    let res = plain.get(&Info);
+    assert_eq!((res.status().as_u16(), res.text()), (503, "database unavailable, try again\n".to_owned()));
+    assert_eq!(res.header("content-type"), Some("text/plain; charset=utf-8"));
+}

@@ -2,11 +2,13 @@
 
 use std::cell::{Cell, RefCell};
 use std::collections::HashSet;
+use std::rc::Rc;
 use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender, channel};
 use std::time::Duration;
 
 use rusqlite::Connection;
 use tokio::sync::oneshot;
+use tokio::task::Id as TaskId;
 
 use super::batch::Outboxes;
 use super::exec::{self, Param, WRITES};
@@ -34,6 +36,9 @@ pub(crate) struct Worker {
     outboxes: Outboxes,
     next: Cell<usize>,
     writes: RefCell<HashSet<String>>,
+    /// The task of this worker whose transaction holds the writer, if one does: a
+    /// write it sends around its transaction would queue behind it and wait for itself.
+    holder: Rc<Cell<Option<TaskId>>>,
 }
 
 /// The writer's place among the outboxes.
@@ -42,7 +47,21 @@ const WRITER: usize = 0;
 impl Worker {
     pub(crate) fn new(pool: Pool) -> Self {
         let outboxes = Outboxes::new(pool.writer.clone(), pool.readers.iter().cloned());
-        Worker { outboxes, pool, next: Cell::new(0), writes: RefCell::new(HashSet::new()) }
+        Worker {
+            outboxes,
+            pool,
+            next: Cell::new(0),
+            writes: RefCell::new(HashSet::new()),
+            holder: Rc::new(Cell::new(None)),
+        }
+    }
+
+    /// Refuses a call for the writer from the task whose transaction holds it.
+    fn not_from_the_holder(&self) -> Result<(), Error> {
+        match tokio::task::try_id() {
+            Some(me) if self.holder.get() == Some(me) => Err(Error::WaitsForItself),
+            _ => Ok(()),
+        }
     }
 
     /// A reader's outbox: the one this turn's reads are gathering in, or else the
@@ -89,10 +108,12 @@ impl Worker {
                 }
             }
         };
+        self.not_from_the_holder()?;
         self.outboxes.call(WRITER, move |conn| exec::query(conn, &sql, &params, fetch, false)).await
     }
 
     pub(crate) async fn write(&self, sql: &str, params: &[&dyn ToParam], write: Write) -> Result<i64, Error> {
+        self.not_from_the_holder()?;
         let (sql, params) = (sql.to_owned(), exec::params(params)?);
         self.outboxes.call(WRITER, move |conn| exec::write(conn, &sql, &params, write)).await
     }
@@ -102,17 +123,21 @@ impl Worker {
         T: Send + 'static,
         F: FnOnce(&mut Connection) -> rusqlite::Result<T> + Send + 'static,
     {
+        self.not_from_the_holder()?;
         self.outboxes.call(WRITER, move |conn| f(conn).map_err(exec::error)).await
     }
 
     /// Starts a transaction on the writer; it serves nothing else until the
     /// transaction ends, or until it has waited `idle` for the next statement.
     pub(crate) async fn begin(&self, idle: Duration) -> Result<Tx, Error> {
+        self.not_from_the_holder()?;
         let (ops, inbox) = channel::<Op>();
         let (ready, begun) = oneshot::channel();
         self.pool.writer.send(1, Box::new(move |conn| hold(conn, &inbox, ready, idle)))?;
         begun.await.map_err(|_| Error::Unavailable("the SQLite thread failed".into()))??;
-        Ok(Tx { ops })
+        let task = tokio::task::try_id();
+        self.holder.set(task);
+        Ok(Tx { ops, _holding: Holding { holder: Rc::clone(&self.holder), task } })
     }
 }
 
@@ -152,6 +177,23 @@ fn hold(conn: &mut Connection, inbox: &Receiver<Op>, ready: oneshot::Sender<Resu
 /// A transaction holding the SQLite writer. Dropping it rolls back.
 pub(crate) struct Tx {
     ops: Sender<Op>,
+    /// Held for its `Drop`: the writer is this task's until the transaction ends.
+    _holding: Holding,
+}
+
+/// Marks the worker's writer as held by a task until the transaction ends (dropped,
+/// or committed, which consumes it).
+struct Holding {
+    holder: Rc<Cell<Option<TaskId>>>,
+    task: Option<TaskId>,
+}
+
+impl Drop for Holding {
+    fn drop(&mut self) {
+        if self.holder.get() == self.task {
+            self.holder.set(None);
+        }
+    }
 }
 
 impl Tx {
