@@ -78,7 +78,16 @@ impl Csrf {
     }
 
     /// The hidden form field carrying the token: render it inside every form that
-    /// changes state (`(csrf.field())` in `maud::html!`, or with `Display`).
+    /// changes state: `(csrf.field())` in `kiln::html!` or `maud::html!`, or with
+    /// `Display`.
+    ///
+    /// ```
+    /// use kiln::{Csrf, html};
+    ///
+    /// fn form(csrf: &Csrf) -> kiln::markup::Fragment<kiln::markup::Flow> {
+    ///     html! { form method="post" { (csrf.field()) button { "Save" } } }
+    /// }
+    /// ```
     pub fn field(&self) -> CsrfField<'_> {
         CsrfField(&self.token)
     }
@@ -123,6 +132,18 @@ impl fmt::Display for CsrfField<'_> {
         write!(f, r#"<input type="hidden" name="{CSRF_FIELD}" value="{}">"#, self.0)
     }
 }
+
+/// In `kiln::html!`: a hidden `<input>` is phrasing content, wherever a form's
+/// controls go.
+impl kiln_html::Render for CsrfField<'_> {
+    fn render_to(&self, buf: &mut String) {
+        use std::fmt::Write;
+        let _ = write!(buf, "{self}");
+    }
+}
+
+impl<P> kiln_html::InFlow<P> for CsrfField<'_> {}
+impl<P> kiln_html::InPhrasing<P> for CsrfField<'_> {}
 
 impl maud::Render for CsrfField<'_> {
     fn render_to(&self, buffer: &mut String) {

@@ -56,7 +56,7 @@ use crate::route::Route;
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is not a link: `href`, `src`, `action` and `formaction` take a typed route, an `Asset` or an `ExternalUrl`",
     label = "not a link",
-    note = "link to a page with its route value (`Writing {{ page: 2 }}`), to a file with `Asset::new(..)`, elsewhere with `ExternalUrl(..)`"
+    note = "link to a page with its route value (`Writing {{ page: 2 }}`), to a file with `Asset::new(asset!(\"site.css\"))` (checked and content-hashed by `asset!`), elsewhere with `ExternalUrl(..)`"
 )]
 pub trait Href {
     /// Appends the URL, escaped for a quoted attribute value.

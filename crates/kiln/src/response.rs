@@ -15,7 +15,7 @@ use crate::rejection::Rejection;
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be a handler's output: it does not implement `IntoResponse`",
     label = "the handler returns this type",
-    note = "return `&'static str`, `String`, `Vec<u8>`, `Bytes`, `Html<_>`, `Json<_>`, `Xml<_>`, `Css<_>`, `Typed<_>`, `maud::Markup`, `Redirect`, `StatusCode`, a tuple `(parts.., body)` such as `(StatusCode, _)`, or `Result<_, _>` of these",
+    note = "return `&'static str`, `String`, `Vec<u8>`, `Bytes`, a `kiln::html!` `Fragment<_>`, `Html<_>`, `Json<_>`, `Xml<_>`, `Css<_>`, `Typed<_>`, `maud::Markup`, `Redirect`, `StatusCode`, a tuple `(parts.., body)` such as `(StatusCode, _)`, or `Result<_, _>` of these",
     note = "a type of your own can implement `IntoResponse`"
 )]
 pub trait IntoResponse {

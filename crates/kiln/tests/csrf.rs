@@ -121,3 +121,22 @@ fn a_token_in_a_body_that_is_not_a_urlencoded_form_is_missing_and_the_answer_say
     assert_eq!(untyped.status(), 403);
     assert!(untyped.text().contains("the request has no Content-Type"), "{}", untyped.text());
 }
+
+#[derive(Route)]
+#[route("/edit-checked")]
+struct EditChecked;
+
+#[test]
+fn the_field_splices_into_checked_markup_as_into_maud() {
+    // The audit: `(csrf.field())` in `kiln::html!` did not compile; only maud took it.
+    async fn edit_checked(_: EditChecked, csrf: Csrf) -> (Csrf, kiln::markup::Fragment<kiln::markup::Flow>) {
+        let page = kiln::html! { form method="post" { p { (csrf.field()) } (csrf.field()) } };
+        (csrf, page)
+    }
+    let mut c = TestClient::new(App::new(|_| ()).secret_key(Key::new([3u8; 32]).unwrap()).route(edit_checked));
+    let text = c.get(&EditChecked).text();
+    let token = text.split(r#"name="csrf_token" value=""#).nth(1).unwrap().split('"').next().unwrap();
+    assert_eq!(token.len(), 64, "{text}");
+    let field = format!(r#"<input type="hidden" name="csrf_token" value="{token}">"#);
+    assert_eq!(text, format!(r#"<form method="post"><p>{field}</p>{field}</form>"#));
+}
