@@ -46,6 +46,8 @@ pub struct App<S> {
     invalid: Option<BuildError>,
     trailing_slash: TrailingSlash,
     log: Option<AccessLog>,
+    /// The first route whose handler needs the secret key, and the extractor that does.
+    needs_key: Option<(Cow<'static, str>, &'static str)>,
 }
 
 impl<S: 'static> App<S> {
@@ -85,12 +87,16 @@ impl<S: 'static> App<S> {
             invalid: None,
             trailing_slash: TrailingSlash::default(),
             log: None,
+            needs_key: None,
         }
     }
 
     /// Answers a typed route with `handler`. The route is the handler's first
     /// argument, so the handler says what it answers: `async fn show(page: Writing)`.
     pub fn route<H: RouteHandler<A, S>, A: 'static>(mut self, handler: H) -> Self {
+        if let (None, Some(extractor)) = (&self.needs_key, H::NEEDS_SECRET_KEY) {
+            self.needs_key = Some((Cow::Borrowed(std::any::type_name::<H::Route>()), extractor));
+        }
         self.routes.push(RouteEntry {
             pattern: Cow::Borrowed(H::Route::PATTERN),
             method: H::Route::METHOD,
@@ -120,7 +126,10 @@ impl<S: 'static> App<S> {
 
     /// Answers requests that match no route (any method); by default they get the
     /// `NotFound` rejection.
-    pub fn fallback<A: 'static>(mut self, handler: impl Handler<A, S>) -> Self {
+    pub fn fallback<A: 'static, H: Handler<A, S>>(mut self, handler: H) -> Self {
+        if let (None, Some(extractor)) = (&self.needs_key, H::NEEDS_SECRET_KEY) {
+            self.needs_key = Some((Cow::Borrowed("the fallback"), extractor));
+        }
         self.fallback = Some(Arc::new(Erased::new(handler)));
         self
     }
@@ -218,6 +227,13 @@ impl<S: 'static> App<S> {
     pub fn build(self) -> Result<AppFactory<S>, BuildError> {
         if let Some(e) = self.invalid {
             return Err(e);
+        }
+        if let (Some((route, extractor)), None) = (&self.needs_key, &self.config.key) {
+            let reason = format!(
+                "{route} asks for `{extractor}`, which signs with the app's secret key, and the app has none: \
+                 give it one with `App::secret_key`"
+            );
+            return Err(BuildError::Setting { setting: "secret_key", reason });
         }
         let router = Router::build(self.routes, self.fallback)?;
         let log = self.log.map(|log| log.trusted_proxies(self.config.trusted_proxies.clone()));

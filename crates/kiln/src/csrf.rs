@@ -108,8 +108,11 @@ impl IntoResponseParts for Csrf {
     }
 }
 
-/// Refused with 500 when the app has no [`secret_key`](crate::App::secret_key).
+/// An app whose handlers ask for it must have a [`secret_key`](crate::App::secret_key):
+/// [`App::build`](crate::App::build) refuses one without.
 impl<S> FromRequest<S> for Csrf {
+    const NEEDS_SECRET_KEY: Option<&'static str> = Some("Csrf");
+
     fn from_request(cx: &RequestContext<'_, S>) -> Result<Self, Rejection> {
         let key = app_key(cx.config(), "Csrf")?;
         let cookies = Cookies::from_request(cx)?;
@@ -162,6 +165,8 @@ impl maud::Render for CsrfField<'_> {
 pub struct CsrfGuard;
 
 impl<S> FromRequest<S> for CsrfGuard {
+    const NEEDS_SECRET_KEY: Option<&'static str> = Some("CsrfGuard");
+
     fn from_request(cx: &RequestContext<'_, S>) -> Result<Self, Rejection> {
         let req = cx.request();
         if matches!(req.method(), "GET" | "HEAD" | "OPTIONS") {

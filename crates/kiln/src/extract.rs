@@ -91,6 +91,12 @@ impl<'a, S> RequestContext<'a, S> {
     note = "a type of your own can implement `FromRequest<S>` for every `S` (or for the app's state type)"
 )]
 pub trait FromRequest<S>: Sized {
+    /// The extractor's name when it signs or verifies with the app's secret key
+    /// (`Session`, `Csrf`, ...): an app without one is refused when it is built,
+    /// rather than answering `500` to every request that reaches the handler.
+    #[doc(hidden)]
+    const NEEDS_SECRET_KEY: Option<&'static str> = None;
+
     /// Builds the value, or says why the request is refused.
     fn from_request(cx: &RequestContext<'_, S>) -> Result<Self, Rejection>;
 }
@@ -98,6 +104,8 @@ pub trait FromRequest<S>: Sized {
 /// `None` when the extractor refuses the request, instead of answering with its
 /// rejection: `Option<Query<Search>>` is `None` for an absent or malformed query.
 impl<S, T: FromRequest<S>> FromRequest<S> for Option<T> {
+    const NEEDS_SECRET_KEY: Option<&'static str> = T::NEEDS_SECRET_KEY;
+
     fn from_request(cx: &RequestContext<'_, S>) -> Result<Self, Rejection> {
         Ok(T::from_request(cx).ok())
     }
@@ -106,6 +114,8 @@ impl<S, T: FromRequest<S>> FromRequest<S> for Option<T> {
 /// The extractor's rejection handed to the handler instead of answered: a form
 /// missing a field can be shown again with the message.
 impl<S, T: FromRequest<S>> FromRequest<S> for Result<T, Rejection> {
+    const NEEDS_SECRET_KEY: Option<&'static str> = T::NEEDS_SECRET_KEY;
+
     fn from_request(cx: &RequestContext<'_, S>) -> Result<Self, Rejection> {
         Ok(T::from_request(cx))
     }

@@ -36,6 +36,10 @@ pub enum Dispatch<'a> {
     note = "a handler is an `async fn` taking at most 8 arguments that each implement `FromRequest<{S}>`, returning a type that implements `IntoResponse`"
 )]
 pub trait Handler<Args, S>: Send + Sync + 'static {
+    /// The first argument that needs the app's secret key, by name.
+    #[doc(hidden)]
+    const NEEDS_SECRET_KEY: Option<&'static str> = None;
+
     /// Extracts the arguments and starts the handler.
     #[doc(hidden)]
     fn start<'a>(&'a self, cx: &RequestContext<'a, S>, res: &'a mut Response) -> Dispatch<'a>;
@@ -48,6 +52,8 @@ where
     <F::Future as Future>::Output: IntoResponse,
     S: 'static,
 {
+    const NEEDS_SECRET_KEY: Option<&'static str> = Args::NEEDS_SECRET_KEY;
+
     fn start<'a>(&'a self, cx: &RequestContext<'a, S>, res: &'a mut Response) -> Dispatch<'a> {
         match Args::extract(cx) {
             Ok(args) => {
@@ -85,6 +91,9 @@ pub trait HandlerFn<Args>: Send + Sync + 'static {
 /// A handler's arguments, extracted in order; the first refusal is answered.
 #[doc(hidden)]
 pub trait Arguments<S>: Sized {
+    /// The first argument that needs the app's secret key, by name.
+    const NEEDS_SECRET_KEY: Option<&'static str>;
+
     /// Builds every argument, or says why the request is refused.
     fn extract(cx: &RequestContext<'_, S>) -> Result<Self, Rejection>;
 }
@@ -94,6 +103,18 @@ pub trait Arguments<S>: Sized {
 pub trait RouteArguments {
     /// The first argument: the route the handler answers.
     type Route: Route;
+}
+
+/// The first name given, in a constant.
+const fn first_named(names: &[Option<&'static str>]) -> Option<&'static str> {
+    let mut i = 0;
+    while i < names.len() {
+        if names[i].is_some() {
+            return names[i];
+        }
+        i += 1;
+    }
+    None
 }
 
 macro_rules! handler {
@@ -113,6 +134,8 @@ macro_rules! handler {
 
         #[allow(non_snake_case, unused_variables)]
         impl<S, $($arg: FromRequest<S>,)*> Arguments<S> for ($($arg,)*) {
+            const NEEDS_SECRET_KEY: Option<&'static str> = first_named(&[$($arg::NEEDS_SECRET_KEY),*]);
+
             fn extract(cx: &RequestContext<'_, S>) -> Result<Self, Rejection> {
                 Ok(($($arg::from_request(cx)?,)*))
             }

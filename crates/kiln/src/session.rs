@@ -129,8 +129,11 @@ impl IntoResponseParts for SessionCookies {
     }
 }
 
-/// Refused with 500 when the app has no [`secret_key`](crate::App::secret_key).
+/// An app whose handlers ask for it must have a [`secret_key`](crate::App::secret_key):
+/// [`App::build`](crate::App::build) refuses one without.
 impl<S> FromRequest<S> for Session {
+    const NEEDS_SECRET_KEY: Option<&'static str> = Some("Session");
+
     fn from_request(cx: &RequestContext<'_, S>) -> Result<Self, Rejection> {
         let config = cx.config();
         let key = app_key(config, "Session")?;

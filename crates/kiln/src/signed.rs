@@ -105,6 +105,8 @@ impl SignedCookies {
 }
 
 impl<S> FromRequest<S> for SignedCookies {
+    const NEEDS_SECRET_KEY: Option<&'static str> = Some("SignedCookies");
+
     fn from_request(cx: &RequestContext<'_, S>) -> Result<Self, Rejection> {
         let key = app_key(cx.config(), "SignedCookies")?.clone();
         Ok(SignedCookies { cookies: Cookies::from_request(cx)?, key, secure: cx.config().secure_cookies })

@@ -60,6 +60,14 @@ async fn recall(_: Recall, cookies: SignedCookies) -> String {
     cookies.get("note").unwrap_or_else(|| "nothing".into())
 }
 
+#[derive(Route)]
+#[route("/about")]
+struct About;
+
+async fn about(_: About) -> &'static str {
+    "about"
+}
+
 fn key(byte: u8) -> Key {
     Key::new([byte; 32]).unwrap()
 }
@@ -165,11 +173,29 @@ fn signed_cookies_read_back_and_refuse_changes() {
 }
 
 #[test]
-fn without_a_key_the_app_is_wired_wrongly() {
-    let mut c = TestClient::new(App::new(|_| ()).route(whoami));
-    let res = c.get(&WhoAmI);
-    assert_eq!(res.status(), 500);
-    assert!(res.text().contains("App::secret_key"), "{}", res.text());
+fn an_app_without_a_key_whose_handler_needs_one_is_refused_when_built() {
+    // The audit: it started, then answered every such request `500`, telling the
+    // client how the app was misconfigured.
+    let err = App::new(|_| ()).route(about).route(whoami).build().map(drop).expect_err("refused");
+    let message = err.to_string();
+    assert!(message.starts_with("App::secret_key: "), "{message}");
+    assert!(message.contains("WhoAmI asks for `Session`") && message.contains("`App::secret_key`"), "{message}");
+    // Behind `Option` or `Result` it is still needed; so are the CSRF and signed cookies.
+    async fn maybe(_: Since, session: Option<Session>) -> &'static str {
+        if session.is_some() { "yes" } else { "no" }
+    }
+    async fn guarded(_: Logout, _: kiln::CsrfGuard) -> &'static str {
+        "ok"
+    }
+    async fn fallback(_: SignedCookies) -> &'static str {
+        "ok"
+    }
+    assert!(App::new(|_| ()).route(maybe).build().is_err());
+    assert!(App::new(|_| ()).route(guarded).build().is_err());
+    assert!(App::new(|_| ()).fallback(fallback).build().err().unwrap().to_string().contains("the fallback"));
+    // Given the key, in any order, it builds; and an app that needs none needs none.
+    assert!(App::new(|_| ()).route(whoami).secret_key(key(1)).build().is_ok());
+    assert!(App::new(|_| ()).route(about).build().is_ok());
 }
 
 #[test]
