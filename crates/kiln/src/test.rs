@@ -17,9 +17,15 @@
 //! assert_eq!(res.text(), "PONG");
 //! assert_eq!(client.request("POST", &Pong).send().status(), 405);
 //! ```
+//!
+//! Each request runs as a task of its own, as on a server, and a handler that panics
+//! is answered `500` as the server answers it. Cookies are the test's to send, unless
+//! the client [keeps them](TestClient::keep_cookies) as a browser would.
 
+use std::collections::BTreeMap;
 use std::fmt;
 use std::net::SocketAddr;
+use std::rc::Rc;
 
 use kiln_http::{RequestBytes, Response, Service, StatusCode};
 use serde::Serialize;
@@ -29,8 +35,10 @@ use crate::make::{IntoMakeService, MakeService};
 
 /// Sends requests to one worker's service, in-process, one at a time.
 pub struct TestClient<S> {
-    service: S,
+    service: Rc<S>,
     runtime: tokio::runtime::Runtime,
+    /// The cookies the responses set, by name, when the client keeps them.
+    jar: Option<BTreeMap<String, String>>,
 }
 
 impl<S: Service> TestClient<S> {
@@ -43,7 +51,71 @@ impl<S: Service> TestClient<S> {
     {
         let make = app.into_make_service().unwrap_or_else(|e| panic!("app does not build: {e}"));
         let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("test runtime");
-        TestClient { service: make.make_service(0), runtime }
+        TestClient { service: Rc::new(make.make_service(0)), runtime, jar: None }
+    }
+
+    /// Keeps the cookies responses set and sends them back, as a browser does: a
+    /// login's session cookie reaches the next request. A cookie set with `Max-Age=0`
+    /// (or an `Expires` in the past: any `Expires` with an empty value) is dropped. A
+    /// request that sets its own `Cookie` header sends that instead.
+    ///
+    /// ```
+    /// use kiln::{App, Key, Route, Session, SessionCookies, test::TestClient};
+    ///
+    /// #[derive(Route)]
+    /// #[route(POST, "/login")]
+    /// struct Login;
+    ///
+    /// #[derive(Route)]
+    /// #[route("/me")]
+    /// struct Me;
+    ///
+    /// async fn login(_: Login, session: Session) -> (SessionCookies, &'static str) {
+    ///     (session.start("ada"), "welcome")
+    /// }
+    ///
+    /// async fn me(_: Me, session: Session) -> String {
+    ///     session.user().unwrap_or("nobody").to_owned()
+    /// }
+    ///
+    /// let app = App::new(|_| ()).secret_key(Key::generate()).route(login).route(me);
+    /// let mut client = TestClient::new(app).keep_cookies();
+    /// client.request("POST", &Login).send();
+    /// assert_eq!(client.get(&Me).text(), "ada");
+    /// assert!(client.cookie("kiln_session").is_some());
+    /// ```
+    pub fn keep_cookies(mut self) -> Self {
+        self.jar = Some(BTreeMap::new());
+        self
+    }
+
+    /// The value of the kept cookie `name`; see [`keep_cookies`](Self::keep_cookies).
+    pub fn cookie(&self, name: &str) -> Option<&str> {
+        self.jar.as_ref()?.get(name).map(String::as_str)
+    }
+
+    /// The `Cookie` header the jar sends, if it keeps any.
+    fn cookie_header(&self) -> Option<String> {
+        let jar = self.jar.as_ref().filter(|jar| !jar.is_empty())?;
+        Some(jar.iter().map(|(name, value)| format!("{name}={value}")).collect::<Vec<_>>().join("; "))
+    }
+
+    /// Keeps (or drops) what each `Set-Cookie` of `res` says.
+    fn store_cookies(&mut self, res: &TestResponse) {
+        let Some(jar) = self.jar.as_mut() else { return };
+        for line in res.header_all("set-cookie") {
+            let mut attributes = line.split(';').map(str::trim);
+            let Some((name, value)) = attributes.next().and_then(|pair| pair.split_once('=')) else { continue };
+            let removed = attributes.any(|a| {
+                let a = a.to_ascii_lowercase();
+                a == "max-age=0" || a.starts_with("max-age=-") || a == "expires="
+            });
+            if removed || value.is_empty() {
+                jar.remove(name);
+            } else {
+                jar.insert(name.to_owned(), value.to_owned());
+            }
+        }
     }
 
     /// `GET target`; the target is usually a typed route's value.
@@ -113,6 +185,11 @@ impl<S: Service> TestRequest<'_, S> {
         if !self.headers.iter().any(|(name, _)| name.eq_ignore_ascii_case("host")) {
             raw.push_str("Host: test\r\n");
         }
+        if !self.headers.iter().any(|(name, _)| name.eq_ignore_ascii_case("cookie")) {
+            if let Some(cookies) = self.client.cookie_header() {
+                raw.push_str(&format!("Cookie: {cookies}\r\n"));
+            }
+        }
         for (name, value) in &self.headers {
             raw.push_str(&format!("{name}: {value}\r\n"));
         }
@@ -124,11 +201,30 @@ impl<S: Service> TestRequest<'_, S> {
         bytes.extend_from_slice(&self.body);
         let peer = SocketAddr::from(([127, 0, 0, 1], 40000));
         let parsed = RequestBytes::parse(bytes, peer).unwrap_or_else(|e| panic!("malformed test request: {e}"));
-        let mut res = Response::new();
         let client = self.client;
+        let service = Rc::clone(&client.service);
+        // A task of its own, as each connection's is on a server: what a request may
+        // ask of `tokio::task` (its id) is there, and a panic ends only the task.
+        let call = async move {
+            let mut res = Response::new();
+            service.call(parsed.request(), &mut res).await;
+            res
+        };
         let local = tokio::task::LocalSet::new();
-        local.block_on(&client.runtime, client.service.call(parsed.request(), &mut res));
-        TestResponse::from_response(&res, self.method == "HEAD")
+        let res = local.block_on(&client.runtime, async { tokio::task::spawn_local(call).await });
+        let res = match res {
+            Ok(res) => TestResponse::from_response(&res, self.method == "HEAD"),
+            // The server answers a panicking handler so, and goes on serving.
+            Err(e) if e.is_panic() => {
+                let body = b"internal server error\n".to_vec();
+                let headers = [("Content-Type", "text/plain; charset=utf-8"), ("Content-Length", "22")];
+                let headers = headers.iter().map(|(n, v)| (n.to_string(), v.to_string())).collect();
+                TestResponse { status: StatusCode::INTERNAL_SERVER_ERROR, headers, body }
+            }
+            Err(e) => panic!("the request's task did not finish: {e}"),
+        };
+        client.store_cookies(&res);
+        res
     }
 }
 

@@ -1,0 +1,91 @@
+//! The in-process `TestClient`: it answers as the server does (a panic is a `500`, each
+//! request a task of its own), and keeps cookies when asked to.
+
+use kiln::test::TestClient;
+use kiln::{App, Key, Route, Session, SessionCookies};
+
+#[derive(Route)]
+#[route(POST, "/login")]
+struct Login;
+
+#[derive(Route)]
+#[route(POST, "/logout")]
+struct Logout;
+
+#[derive(Route)]
+#[route("/me")]
+struct Me;
+
+#[derive(Route)]
+#[route("/boom")]
+struct Boom;
+
+#[derive(Route)]
+#[route("/task")]
+struct Task;
+
+async fn login(_: Login, session: Session) -> (SessionCookies, &'static str) {
+    (session.start("ada"), "in")
+}
+
+async fn logout(_: Logout, session: Session) -> (SessionCookies, &'static str) {
+    (session.end(), "out")
+}
+
+async fn me(_: Me, session: Session) -> String {
+    session.user().unwrap_or("nobody").to_owned()
+}
+
+async fn boom(_: Boom) -> &'static str {
+    panic!("a handler's bug")
+}
+
+async fn task(_: Task) -> &'static str {
+    if tokio::task::try_id().is_some() { "a task" } else { "no task" }
+}
+
+fn app() -> App<()> {
+    App::new(|_| ())
+        .secret_key(Key::new([7u8; 32]).unwrap())
+        .route(login)
+        .route(logout)
+        .route(me)
+        .route(boom)
+        .route(task)
+}
+
+#[test]
+fn a_panicking_handler_is_a_500_and_the_client_goes_on() {
+    // The audit: the test itself panicked, so the server's 500 could not be tested.
+    let mut c = TestClient::new(app());
+    let res = c.get(&Boom);
+    assert_eq!(res.status(), 500);
+    assert_eq!(res.text(), "internal server error\n");
+    assert_eq!(res.header("content-type"), Some("text/plain; charset=utf-8"));
+    assert_eq!(c.get(&Me).text(), "nobody");
+}
+
+#[test]
+fn each_request_runs_as_a_task_of_its_own() {
+    assert_eq!(TestClient::new(app()).get(&Task).text(), "a task");
+}
+
+#[test]
+fn cookies_are_the_tests_to_send_unless_the_client_keeps_them() {
+    let mut plain = TestClient::new(app());
+    assert!(plain.request("POST", &Login).send().header("set-cookie").is_some());
+    assert_eq!(plain.get(&Me).text(), "nobody");
+    assert_eq!(plain.cookie("kiln_session"), None);
+
+    let mut browser = TestClient::new(app()).keep_cookies();
+    browser.request("POST", &Login).send();
+    assert_eq!(browser.get(&Me).text(), "ada");
+    assert!(browser.cookie("kiln_session").is_some() && browser.cookie("kiln_csrf").is_some());
+    // A request's own `Cookie` header is sent instead of the jar.
+    assert_eq!(browser.request("GET", &Me).header("Cookie", "kiln_session=forged").send().text(), "nobody");
+    assert_eq!(browser.get(&Me).text(), "ada");
+    // A cookie cleared by the server (`Max-Age=0`) leaves the jar.
+    browser.request("POST", &Logout).send();
+    assert_eq!((browser.cookie("kiln_session"), browser.cookie("kiln_csrf")), (None, None));
+    assert_eq!(browser.get(&Me).text(), "nobody");
+}
