@@ -56,7 +56,9 @@ fn postgres_crash_under_load_answers_503_then_recovers() {
     })
     .expect("an error once PostgreSQL is down");
     assert_eq!(down.status, 503, "{}", down.text());
-    assert!(down.text().contains("database unavailable"), "clear message: {}", down.text());
+    // The app's own 503 page (its `on_rejection` renders database errors too).
+    assert!(down.text().contains("cannot reach its database"), "clear message: {}", down.text());
+    assert_eq!(down.header("Retry-After"), Some("1"));
     for target in ["/db", "/updates?queries=3", "/mix/async", "/mix/blocking?every=1", "/cached-queries"] {
         let res = server.get(target);
         assert_eq!(res.status, 503, "{target}: {}", res.text());
