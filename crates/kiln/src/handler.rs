@@ -7,12 +7,14 @@
 //! a generic "not a handler".
 
 use std::future::Future;
+use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::pin::Pin;
+use std::task::Poll;
 
 use kiln_http::Response;
 
 use crate::extract::{FromRequest, RequestContext};
-use crate::rejection::Rejection;
+use crate::rejection::{Internal, Rejection};
 use crate::response::IntoResponse;
 use crate::route::Route;
 
@@ -60,8 +62,13 @@ where
                 let fut = self.call(args);
                 let config = cx.config();
                 Dispatch::Running(Box::pin(async move {
-                    let output = fut.await;
-                    config.rendering(|| output.into_response(res));
+                    match caught(fut).await {
+                        Some(output) => config.rendering(|| output.into_response(res)),
+                        // The engine would answer `500` too, but in plain text: this one
+                        // is the app's own error page. The panic hook has logged it, and
+                        // the response is untouched: the output had not been applied.
+                        None => config.reject(&Internal::new("internal server error").into(), res),
+                    }
                 }))
             }
             Err(rejection) => {
@@ -70,6 +77,17 @@ where
             }
         }
     }
+}
+
+/// `fut`'s output, or `None` if it panicked while polled.
+async fn caught<F: Future>(fut: F) -> Option<F::Output> {
+    let mut fut = std::pin::pin!(fut);
+    std::future::poll_fn(|cx| match catch_unwind(AssertUnwindSafe(|| fut.as_mut().poll(cx))) {
+        Ok(Poll::Ready(output)) => Poll::Ready(Some(output)),
+        Ok(Poll::Pending) => Poll::Pending,
+        Err(_) => Poll::Ready(None),
+    })
+    .await
 }
 
 /// A function of `Args` returning a future: a handler's shape, before its argument and

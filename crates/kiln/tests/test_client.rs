@@ -66,6 +66,20 @@ fn a_panicking_handler_is_a_500_and_the_client_goes_on() {
 }
 
 #[test]
+fn a_panicking_handlers_500_is_rendered_by_the_apps_on_rejection() {
+    // As every other refusal: the site's own error page, not the engine's plain text.
+    let app = app().on_rejection(|rejection, res| {
+        res.set_status(rejection.status());
+        res.set_content_type("text/html; charset=utf-8");
+        res.body_mut().extend_from_slice(format!("<h1>{}</h1>", rejection.status().as_u16()).as_bytes());
+    });
+    let mut c = TestClient::new(app);
+    let res = c.get(&Boom);
+    assert_eq!((res.status().as_u16(), res.text()), (500, "<h1>500</h1>".to_owned()));
+    assert_eq!(res.header("content-type"), Some("text/html; charset=utf-8"));
+}
+
+#[test]
 fn each_request_runs_as_a_task_of_its_own() {
     assert_eq!(TestClient::new(app()).get(&Task).text(), "a task");
 }
