@@ -67,6 +67,15 @@ impl Database {
         if path.is_empty() {
             return Err(Error::Open("sqlite:// needs a path, as in sqlite://data/app.sqlite".into()));
         }
+        // SQLite would give each connection a database of its own, so the readers would
+        // never see the writer's rows (and WAL needs a file).
+        if path == ":memory:" || path.starts_with("file::memory:") || path.contains("mode=memory") {
+            return Err(Error::Open(format!(
+                "sqlite://{path}: kiln's writer and reader threads need one database file, and an \
+                 in-memory database is one per connection; give a file path (a test can use a \
+                 temporary directory's)"
+            )));
+        }
         crate::sqlite::Pool::open(std::path::Path::new(path), options).map(Opened::Sqlite)
     }
 

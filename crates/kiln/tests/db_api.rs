@@ -483,6 +483,17 @@ fn opening_a_database_without_migrations_creates_no_table() {
 }
 
 #[test]
+fn sqlite_in_memory_is_refused_with_a_message_that_says_why() {
+    // The audit: `sqlite://:memory:` failed with "journal_mode is memory, WAL refused".
+    for url in ["sqlite://:memory:", "sqlite://file::memory:?cache=shared", "sqlite://file:x?mode=memory"] {
+        let err = kiln::db::Database::open(url, kiln::db::Options::default()).unwrap_err();
+        let message = err.to_string();
+        assert!(message.contains("in-memory database is one per connection"), "{url}: {message}");
+        assert!(message.contains("give a file path"), "{url}: {message}");
+    }
+}
+
+#[test]
 fn sqlite_calls_past_the_queue_bound_get_503_at_once() {
     use std::rc::Rc;
     const WRITES: usize = 5_000;
