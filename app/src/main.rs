@@ -13,8 +13,9 @@ use std::time::Duration;
 
 use clap::Parser;
 
-use kiln::App;
 use kiln::access_log::{AccessLog, LogFormat, LogTarget};
+use kiln::middleware::SecureHeaders;
+use kiln::{App, MakeService};
 use kiln_http::Server;
 
 /// Serve the kiln demo site and the benchmark endpoints.
@@ -108,6 +109,27 @@ fn access_log(args: &Args) -> Result<Option<AccessLog>, String> {
     AccessLog::try_open(target, format).map(Some).map_err(|e| format!("--access-log: {e}"))
 }
 
+/// The benchmark endpoints and their static files, answered exactly as the peers they
+/// are measured against answer (no headers for browsers they never meet); the site's
+/// pages get `SecureHeaders`.
+fn is_benchmark(path: &str) -> bool {
+    const PATHS: [&str; 10] = [
+        "/pong",
+        "/hello",
+        "/plaintext",
+        "/json",
+        "/bigtable",
+        "/db",
+        "/queries",
+        "/fortunes",
+        "/updates",
+        "/cached-queries",
+    ];
+    PATHS.contains(&path)
+        || path.starts_with("/mix/")
+        || path.starts_with("/static/") && !path.starts_with("/static/site.")
+}
+
 fn main() -> ExitCode {
     let args = Args::parse();
     let log = match access_log(&args) {
@@ -165,6 +187,13 @@ fn main() -> ExitCode {
         Ok(app) => app,
         Err(e) => {
             eprintln!("kiln-demo: --public: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let app = match app.build() {
+        Ok(app) => app.wrap(|_| SecureHeaders::new().except(is_benchmark)),
+        Err(e) => {
+            eprintln!("kiln-demo: {e}");
             return ExitCode::FAILURE;
         }
     };

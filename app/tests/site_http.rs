@@ -115,6 +115,23 @@ fn errors_are_pages_of_the_site(site: &Site) {
     assert_site_page(&v.get("/pages/tour/comments"), 405);
 }
 
+/// No other site may frame the pages (the editor's forms could be clicked through an
+/// invisible frame); the benchmark endpoints answer as their peers do.
+fn pages_cannot_be_framed_and_benchmarks_are_untouched(site: &Site) {
+    for path in ["/", "/pages/tour", "/login", "/no/such/thing"] {
+        let res = site.server.get(path);
+        assert_eq!(res.header("X-Frame-Options"), Some("DENY"), "{path}");
+        assert_eq!(res.header("Content-Security-Policy"), Some("frame-ancestors 'none'"), "{path}");
+        assert_eq!(res.header("X-Content-Type-Options"), Some("nosniff"), "{path}");
+    }
+    assert_eq!(site.server.get("/feed.rss").header("X-Content-Type-Options"), Some("nosniff"));
+    for path in ["/pong", "/json", "/fortunes", "/static/hello.txt"] {
+        let res = site.server.get(path);
+        assert_eq!(res.status, 200, "{path}");
+        assert_eq!((res.header("X-Content-Type-Options"), res.header("X-Frame-Options")), (None, None), "{path}");
+    }
+}
+
 fn assets_are_hashed_immutable_and_contained(site: &Site) {
     let home = site.server.get("/");
     let html = home.text();
@@ -517,6 +534,7 @@ fn check_all(site: &Site) {
     feed_and_sitemap_have_absolute_links(site);
     the_feed_is_as_new_as_the_last_edit(site);
     errors_are_pages_of_the_site(site);
+    pages_cannot_be_framed_and_benchmarks_are_untouched(site);
     assets_are_hashed_immutable_and_contained(site);
     posts_without_the_right_csrf_token_are_403(site);
     a_comment_is_stored_and_303s_back(site);

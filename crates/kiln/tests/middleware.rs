@@ -69,3 +69,54 @@ fn middlewares_compose() {
     assert!(timing.starts_with("app;dur="), "{timing}");
     assert_eq!(res.header("x-request-id"), Some("0-1"));
 }
+
+#[test]
+fn secure_headers_keep_pages_out_of_other_sites_frames() {
+    use kiln::middleware::SecureHeaders;
+
+    #[derive(Route)]
+    #[route("/page")]
+    struct Page;
+    #[derive(Route)]
+    #[route("/framable")]
+    struct Framable;
+    #[derive(Route)]
+    #[route("/text")]
+    struct Text;
+    #[derive(Route)]
+    #[route("/bench/pong")]
+    struct Pong;
+
+    async fn page(_: Page) -> kiln::markup::Fragment<kiln::markup::Flow> {
+        kiln::html! { p { "hi" } }
+    }
+    async fn framable(_: Framable) -> ([(&'static str, &'static str); 1], kiln::markup::Fragment<kiln::markup::Flow>) {
+        ([("Content-Security-Policy", "frame-ancestors https://partner.example")], kiln::html! { p { "hi" } })
+    }
+    async fn text(_: Text) -> &'static str {
+        "plain"
+    }
+    async fn pong(_: Pong) -> &'static str {
+        "PONG"
+    }
+    let app = App::new(|_| ()).route(page).route(framable).route(text).route(pong).build().unwrap();
+    let app = app.wrap(|_| SecureHeaders::new().except(|path| path.starts_with("/bench/")));
+    let mut c = TestClient::new(app);
+
+    let res = c.get(&Page);
+    assert_eq!(res.header("x-frame-options"), Some("DENY"));
+    assert_eq!(res.header("content-security-policy"), Some("frame-ancestors 'none'"));
+    assert_eq!(res.header("referrer-policy"), Some("strict-origin-when-cross-origin"));
+    assert_eq!(res.header("x-content-type-options"), Some("nosniff"));
+    // The app's own policy stands, once.
+    let res = c.get(&Framable);
+    assert_eq!(
+        res.header_all("content-security-policy").collect::<Vec<_>>(),
+        ["frame-ancestors https://partner.example"]
+    );
+    // Not HTML: only nosniff. An excepted path: nothing.
+    let res = c.get(&Text);
+    assert_eq!((res.header("x-content-type-options"), res.header("x-frame-options")), (Some("nosniff"), None));
+    let res = c.get(&Pong);
+    assert_eq!((res.header("x-content-type-options"), res.text()), (None, "PONG".to_owned()));
+}
