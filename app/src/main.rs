@@ -14,8 +14,7 @@ use std::time::Duration;
 use clap::Parser;
 
 use kiln::access_log::{AccessLog, LogFormat, LogTarget};
-use kiln::middleware::SecureHeaders;
-use kiln::{App, MakeService};
+use kiln::{App, SecureHeaders};
 use kiln_http::Server;
 
 /// Serve the kiln demo site and the benchmark endpoints.
@@ -182,18 +181,12 @@ fn main() -> ExitCode {
     .mount(techempower::mount)
     .mount(site::mount)
     .mount(|app| settings.apply(app))
+    .secure_headers(SecureHeaders::new().except(is_benchmark))
     .try_assets(&args.public);
     let app = match app {
         Ok(app) => app,
         Err(e) => {
             eprintln!("kiln-demo: --public: {e}");
-            return ExitCode::FAILURE;
-        }
-    };
-    let app = match app.build() {
-        Ok(app) => app.wrap(|_| SecureHeaders::new().except(is_benchmark)),
-        Err(e) => {
-            eprintln!("kiln-demo: {e}");
             return ExitCode::FAILURE;
         }
     };

@@ -142,6 +142,13 @@ impl<S: 'static> App<S> {
         self
     }
 
+    /// Adds [`SecureHeaders`](crate::SecureHeaders) to the app's responses: its pages
+    /// may not be framed by other sites, and no response's type is sniffed.
+    pub fn secure_headers(mut self, headers: crate::SecureHeaders) -> Self {
+        self.config.secure_headers = Some(headers);
+        self
+    }
+
     /// Sets the trailing-slash policy (default: [`TrailingSlash::Redirect`]).
     pub fn trailing_slash(mut self, policy: TrailingSlash) -> Self {
         self.trailing_slash = policy;

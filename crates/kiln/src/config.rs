@@ -9,6 +9,7 @@ use kiln_http::{Response, TrustedProxies};
 
 use crate::key::Key;
 use crate::rejection::Rejection;
+use crate::secure_headers::SecureHeaders;
 
 /// Largest body [`Json`](crate::Json) and [`Form`](crate::Form) accept by default.
 pub const DEFAULT_BODY_LIMIT: usize = 256 * 1024;
@@ -30,6 +31,8 @@ pub(crate) struct Config {
     pub(crate) secure_cookies: bool,
     /// Whose `Forwarded` / `X-Forwarded-For` name the client ([`ClientAddr`](crate::ClientAddr)).
     pub(crate) trusted_proxies: TrustedProxies,
+    /// Added to every response once the app has answered.
+    pub(crate) secure_headers: Option<SecureHeaders>,
 }
 
 impl Default for Config {
@@ -42,6 +45,7 @@ impl Default for Config {
             session_ttl: DEFAULT_SESSION_TTL,
             secure_cookies: false,
             trusted_proxies: TrustedProxies::none(),
+            secure_headers: None,
         }
     }
 }

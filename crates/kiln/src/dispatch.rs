@@ -92,11 +92,12 @@ struct Routed<S> {
 }
 
 impl<S: 'static> Routed<S> {
-    /// Routes the request and starts its handler; rejections are rendered at once.
-    fn dispatch<'a>(&'a self, req: Request<'a>, res: &'a mut Response) -> Dispatch<'a> {
+    /// Routes the request (whose `path` the caller read once: it is validated text,
+    /// not free) and starts its handler; rejections are rendered at once.
+    fn dispatch<'a>(&'a self, req: Request<'a>, path: &'a str, res: &'a mut Response) -> Dispatch<'a> {
         let shared = &*self.shared;
-        let Some((endpoint, params)) = shared.router.at(req.path()) else {
-            return self.miss(req, res);
+        let Some((endpoint, params)) = shared.router.at(path) else {
+            return self.miss(req, path, res);
         };
         let Some(handler) = endpoint.handler(req.method()) else {
             shared.config.reject(&MethodNotAllowed::new(req.method(), &endpoint.allow).into(), res);
@@ -113,9 +114,8 @@ impl<S: 'static> Routed<S> {
     }
 
     /// No pattern matched: redirect across a trailing slash, call the fallback, or 404.
-    fn miss<'a>(&'a self, req: Request<'a>, res: &'a mut Response) -> Dispatch<'a> {
+    fn miss<'a>(&'a self, req: Request<'a>, path: &'a str, res: &'a mut Response) -> Dispatch<'a> {
         let shared = &*self.shared;
-        let path = req.path();
         if shared.trailing_slash == TrailingSlash::Redirect && path.len() > 1 {
             let other = match path.strip_suffix('/') {
                 Some(trimmed) => Cow::Borrowed(trimmed),
@@ -152,12 +152,13 @@ impl<S: 'static> Routed<S> {
 }
 
 impl<S: 'static> Service for Routed<S> {
-    fn call<'a>(&'a self, req: Request<'a>, res: &'a mut Response) -> impl Future<Output = ()> + 'a {
-        let dispatch = self.dispatch(req, res);
-        async move {
-            if let Dispatch::Running(handler) = dispatch {
-                handler.await;
-            }
+    async fn call<'a>(&'a self, req: Request<'a>, res: &'a mut Response) {
+        let path = req.path();
+        if let Dispatch::Running(handler) = self.dispatch(req, path, &mut *res) {
+            handler.await;
+        }
+        if let Some(headers) = &self.shared.config.secure_headers {
+            headers.apply(path, res);
         }
     }
 }
