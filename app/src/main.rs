@@ -182,7 +182,7 @@ fn main() -> ExitCode {
     .mount(site::mount)
     .mount(|app| settings.apply(app))
     .secure_headers(SecureHeaders::new().except(is_benchmark))
-    .try_assets(&args.public);
+    .try_assets_linked(&args.public, &site::ASSET_LINKS);
     let app = match app {
         Ok(app) => app,
         Err(e) => {

@@ -94,3 +94,37 @@ fn a_second_demo_on_a_port_in_use_refuses_to_start() {
     assert_eq!(out.status.code(), Some(1), "{stderr}");
     assert!(stderr.contains(&format!("{addr} is already in use")), "{stderr}");
 }
+
+/// The audit: a `--public` folder from another version (its `site.css` changed) served
+/// every page with a stylesheet link that was a 404, without a word.
+#[test]
+fn a_public_folder_whose_stylesheet_is_not_the_built_one_refuses_to_start() {
+    let dir = TempDir::new("demo-flags-stale");
+    let public = dir.path().join("public");
+    std::fs::create_dir_all(&public).unwrap();
+    let built = concat!(env!("CARGO_MANIFEST_DIR"), "/public/site.css");
+    let mut css = std::fs::read(built).unwrap();
+    css.extend_from_slice(b"\n/* another version */\n");
+    std::fs::write(public.join("site.css"), css).unwrap();
+    let out = refused_start(&dir, &["--public", public.to_str().unwrap()]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("links as /static/site.") && stderr.contains("serve the folder of the same version"),
+        "{stderr}"
+    );
+    // The folder as built starts (the unchanged file beside nothing else).
+    std::fs::copy(built, public.join("site.css")).unwrap();
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_kiln-demo"))
+        .args(["--listen", "127.0.0.1:0", "--workers", "1", "--database", &dir.sqlite_url()])
+        .args(["--public", public.to_str().unwrap()])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    let read = std::io::BufRead::read_line(&mut std::io::BufReader::new(child.stdout.take().unwrap()), &mut line);
+    let _ = child.kill();
+    let _ = child.wait();
+    assert!(read.unwrap() > 0 && line.contains("listening on"), "{line}");
+}

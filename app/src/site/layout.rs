@@ -10,7 +10,8 @@ use super::routes::Favicon;
 pub(crate) const SITE_NAME: &str = "kiln wiki";
 
 /// The stylesheet, by its content-hashed name: a missing file does not compile.
-pub(crate) const STYLESHEET: Asset = Asset::new(asset!("site.css"));
+pub(crate) const STYLESHEET_LINK: &str = asset!("site.css");
+pub(crate) const STYLESHEET: Asset = Asset::new(STYLESHEET_LINK);
 
 /// A whole page of the site: `title`, then the content inside `<main>`, written as
 /// `html!` markup in braces and rendered straight into the page: the one page with

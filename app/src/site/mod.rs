@@ -38,6 +38,10 @@ use kiln::App;
 
 use crate::state::Worker;
 
+/// The asset links the site's pages make, for a start-up that checks the `--public`
+/// folder holds them as the binary was built.
+pub(crate) const ASSET_LINKS: [&str; 1] = [layout::STYLESHEET_LINK];
+
 /// Adds the site's routes.
 pub(crate) fn mount(app: App<Worker>) -> App<Worker> {
     app.route(pages::home)

@@ -90,10 +90,40 @@ impl<S: 'static> App<S> {
     /// assert!(err.to_string().starts_with("assets /no/such/folder: "), "{err}");
     /// ```
     pub fn try_assets(self, root: impl AsRef<Path>) -> io::Result<Self> {
+        self.try_assets_linked(root, &[])
+    }
+
+    /// [`App::try_assets`], also refusing a folder that does not hold the files of
+    /// `links` (made by [`asset!`](crate::asset)) as they were when the binary was built:
+    /// a folder from another version would serve pages whose stylesheet is a `404`.
+    ///
+    /// ```
+    /// use kiln::{App, asset};
+    ///
+    /// let public = concat!(env!("CARGO_MANIFEST_DIR"), "/public");
+    /// assert!(App::new(|_| ()).try_assets_linked(public, &[asset!("hello.txt")]).is_ok());
+    /// let stale = "/static/hello.00000000.txt";
+    /// let err = App::new(|_| ()).try_assets_linked(public, &[stale]).err().unwrap();
+    /// assert!(err.to_string().contains("links as /static/hello.00000000.txt (changed or missing)"), "{err}");
+    /// ```
+    pub fn try_assets_linked(self, root: impl AsRef<Path>, links: &[&str]) -> io::Result<Self> {
         let root = root.as_ref();
         let named = |e: io::Error| io::Error::new(e.kind(), format!("assets {}: {e}", root.display()));
         let mut hashed = HashMap::new();
         collect(root, "", &mut hashed).map_err(named)?;
+        for link in links {
+            let name = link.strip_prefix(ASSET_PREFIX).and_then(|l| l.strip_prefix('/')).unwrap_or(link);
+            if !hashed.contains_key(name) {
+                return Err(io::Error::new(
+                    io::ErrorKind::NotFound,
+                    format!(
+                        "assets {}: no file here is the one this binary was built with and links as {link} \
+                         (changed or missing): serve the folder of the same version",
+                        root.display()
+                    ),
+                ));
+            }
+        }
         let plain = StaticDir::new(root).map_err(named)?;
         let immutable = StaticDir::new(root).map_err(named)?.cache_control(IMMUTABLE);
         let pattern = format!("{ASSET_PREFIX}/{{*{REST}}}");
