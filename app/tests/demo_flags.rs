@@ -33,6 +33,43 @@ fn refused_start_on(dir: &TempDir, listen: &str, args: &[&str]) -> Output {
     out
 }
 
+/// A kiln-demo that started serving; stopped when dropped (a failed test included).
+struct Serving {
+    child: std::process::Child,
+    /// `127.0.0.1:PORT`, as it said it listens.
+    addr: String,
+}
+
+impl Serving {
+    /// Starts kiln-demo with `args` and waits for its "listening on" line; fails the
+    /// test if it ends first.
+    fn start(dir: &TempDir, args: &[&str]) -> Serving {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_kiln-demo"))
+            .args(["--listen", "127.0.0.1:0", "--workers", "1", "--database", &dir.sqlite_url()])
+            .args(args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("spawn kiln-demo");
+        let mut stdout = std::io::BufReader::new(child.stdout.take().expect("its stdout"));
+        let mut serving = Serving { child, addr: String::new() };
+        let mut line = String::new();
+        while !line.contains("listening on") {
+            line.clear();
+            assert!(std::io::BufRead::read_line(&mut stdout, &mut line).unwrap() > 0, "kiln-demo {args:?} ended");
+        }
+        serving.addr = line.trim().rsplit("http://").next().unwrap().to_owned();
+        serving
+    }
+}
+
+impl Drop for Serving {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
 /// The audit: an access log in a folder that does not exist started anyway, only
 /// saying on stderr that it was dropping lines.
 #[test]
@@ -73,23 +110,10 @@ fn a_public_folder_that_cannot_be_read_refuses_to_start_without_a_panic() {
 #[test]
 fn a_second_demo_on_a_port_in_use_refuses_to_start() {
     let dir = TempDir::new("demo-flags-port");
-    let mut first = Command::new(env!("CARGO_BIN_EXE_kiln-demo"))
-        .args(["--listen", "127.0.0.1:0", "--workers", "1", "--database", &dir.sqlite_url()])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("spawn kiln-demo");
-    let mut line = String::new();
-    let mut stdout = std::io::BufReader::new(first.stdout.take().unwrap());
-    while !line.contains("listening on") {
-        line.clear();
-        assert!(std::io::BufRead::read_line(&mut stdout, &mut line).unwrap() > 0, "kiln-demo ended");
-    }
-    let addr = line.trim().rsplit("http://").next().unwrap().to_owned();
-    let out = std::panic::catch_unwind(|| refused_start_on(&TempDir::new("demo-flags-port-2"), &addr, &[]));
-    let _ = first.kill();
-    let _ = first.wait();
-    let out = out.unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+    let first = Serving::start(&dir, &[]);
+    let addr = first.addr.clone();
+    let out = refused_start_on(&TempDir::new("demo-flags-port-2"), &addr, &[]);
+    drop(first);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{stderr}");
     assert!(stderr.contains(&format!("{addr} is already in use")), "{stderr}");
@@ -115,16 +139,6 @@ fn a_public_folder_whose_stylesheet_is_not_the_built_one_refuses_to_start() {
     );
     // The folder as built starts (the unchanged file beside nothing else).
     std::fs::copy(built, public.join("site.css")).unwrap();
-    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_kiln-demo"))
-        .args(["--listen", "127.0.0.1:0", "--workers", "1", "--database", &dir.sqlite_url()])
-        .args(["--public", public.to_str().unwrap()])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    let read = std::io::BufRead::read_line(&mut std::io::BufReader::new(child.stdout.take().unwrap()), &mut line);
-    let _ = child.kill();
-    let _ = child.wait();
-    assert!(read.unwrap() > 0 && line.contains("listening on"), "{line}");
+    let serving = Serving::start(&dir, &["--public", public.to_str().unwrap()]);
+    assert!(serving.addr.starts_with("127.0.0.1:"), "{}", serving.addr);
 }

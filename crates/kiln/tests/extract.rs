@@ -157,16 +157,18 @@ fn state_is_built_per_worker_and_may_be_not_send() {
     assert_eq!(c.get(&Info).text(), "worker 0 hit 2");
 }
 
+/// Renders every rejection as `{"status": .., "error": ..}`: an app's own `on_rejection`.
+fn as_json(rejection: &Rejection, res: &mut Response) {
+    res.set_status(rejection.status());
+    res.set_content_type("application/json");
+    let body = serde_json::json!({ "status": rejection.status().as_u16(), "error": rejection.to_string() });
+    serde_json::to_writer(res.body_mut(), &body).unwrap();
+}
+
 #[test]
 fn the_app_can_render_rejections_as_json() {
     async fn echo(_: Echo, Json(p): Json<Point>) -> Json<Point> {
         Json(p)
-    }
-    fn as_json(rejection: &Rejection, res: &mut Response) {
-        res.set_status(rejection.status());
-        res.set_content_type("application/json");
-        let body = serde_json::json!({ "status": rejection.status().as_u16(), "error": rejection.to_string() });
-        serde_json::to_writer(res.body_mut(), &body).unwrap();
     }
     let mut c = TestClient::new(App::new(|_| ()).route(echo).on_rejection(as_json));
     let res = c.request("POST", &Echo).header("Content-Type", "application/json").body("{").send();
@@ -194,11 +196,6 @@ fn a_rejection_a_handler_returns_is_rendered_by_the_apps_on_rejection() {
             return Err(kiln::rejection::InvalidBody::new("x must not be negative").into());
         }
         Ok(Json(p))
-    }
-    fn as_json(rejection: &Rejection, res: &mut Response) {
-        res.set_status(rejection.status());
-        res.set_content_type("application/json");
-        serde_json::to_writer(res.body_mut(), &serde_json::json!({ "error": rejection.to_string() })).unwrap();
     }
     let post = |c: &mut TestClient<_>, body: &'static str| {
         c.request("POST", &Echo).header("Content-Type", "application/json").body(body).send()
@@ -293,11 +290,6 @@ fn a_database_error_a_handler_returns_is_rendered_by_the_apps_on_rejection() {
     }
     async fn down(_: Info) -> Result<&'static str, kiln::db::Error> {
         Err(kiln::db::Error::Timeout)
-    }
-    fn as_json(rejection: &Rejection, res: &mut Response) {
-        res.set_status(rejection.status());
-        res.set_content_type("application/json");
-        serde_json::to_writer(res.body_mut(), &serde_json::json!({ "error": rejection.to_string() })).unwrap();
     }
     let app = || App::new(|_| ()).route(lookup).route(down);
     let mut c = TestClient::new(app().on_rejection(as_json));
