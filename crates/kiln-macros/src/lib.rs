@@ -7,7 +7,6 @@
 
 mod asset;
 mod from_row;
-mod maud;
 mod migrations;
 mod pattern;
 mod route;
@@ -87,11 +86,4 @@ pub fn migrations(input: TokenStream) -> TokenStream {
 #[proc_macro]
 pub fn asset(input: TokenStream) -> TokenStream {
     asset::expand(input.into()).unwrap_or_else(syn::Error::into_compile_error).into()
-}
-
-/// maud's `html!`, through kiln: use it as `kiln::maud::html!`, with no `maud`
-/// dependency of your own. The syntax and output are maud's.
-#[proc_macro]
-pub fn maud_html(input: TokenStream) -> TokenStream {
-    maud::expand(input.into()).into()
 }

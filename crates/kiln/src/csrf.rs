@@ -32,8 +32,8 @@ pub const CSRF_HEADER: &str = "x-csrf-token";
 /// among the response's parts.
 ///
 /// ```
-/// use kiln::{App, Csrf, CsrfGuard, Html, Key, Route};
-/// use kiln::maud::html;
+/// use kiln::markup::{Flow, Fragment};
+/// use kiln::{App, Csrf, CsrfGuard, Key, Route, html};
 ///
 /// #[derive(Route)]
 /// #[route("/comment")]
@@ -43,7 +43,7 @@ pub const CSRF_HEADER: &str = "x-csrf-token";
 /// #[route(POST, "/comment")]
 /// struct PostComment;
 ///
-/// async fn form(_: CommentForm, csrf: Csrf) -> (Option<kiln::SetCookie>, kiln::maud::Markup) {
+/// async fn form(_: CommentForm, csrf: Csrf) -> (Option<kiln::SetCookie>, Fragment<Flow>) {
 ///     (csrf.cookie(), html! { form method="post" { (csrf.field()) textarea name="body" {} } })
 /// }
 ///
@@ -78,7 +78,7 @@ impl Csrf {
     }
 
     /// The hidden form field carrying the token: render it inside every form that
-    /// changes state: `(csrf.field())` in `kiln::html!` or `maud::html!`, or with
+    /// changes state: `(csrf.field())` in `kiln::html!` (or `maud::html!` with the `maud` feature), or with
     /// `Display`.
     ///
     /// ```
@@ -148,6 +148,7 @@ impl kiln_html::Render for CsrfField<'_> {
 impl<P> kiln_html::InFlow<P> for CsrfField<'_> {}
 impl<P> kiln_html::InPhrasing<P> for CsrfField<'_> {}
 
+#[cfg(feature = "maud")]
 impl maud::Render for CsrfField<'_> {
     fn render_to(&self, buffer: &mut String) {
         use std::fmt::Write;

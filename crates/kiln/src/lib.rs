@@ -12,8 +12,8 @@
 //! - **Per-worker state**: built once per worker, so it may be `!Send` and needs no
 //!   locks; [`App::try_new`] when building it may fail, which stops start-up.
 //! - **Responses** written straight into the connection's reusable buffer: JSON with
-//!   serde_json, HTML with maud (`kiln::maud::html!` needs no maud dependency of your
-//!   own), any content type with [`Typed`] ([`Xml`], [`Rss`], [`Css`], [`JavaScript`]);
+//!   serde_json, checked HTML with [`html!`] ([`markup`]), `maud::Markup` behind
+//!   the `maud` feature (with maud a dependency of the app), any content type with [`Typed`] ([`Xml`], [`Rss`], [`Css`], [`JavaScript`]);
 //!   header parts such as `([("Content-Type", "application/rss+xml")], body)` replace
 //!   the body's own.
 //! - **Absolute links** from the configured [`App::public_url`] ([`PublicUrl`]), for
@@ -89,6 +89,8 @@ mod key;
 mod link;
 mod make;
 pub mod markup;
+#[cfg(feature = "maud")]
+mod maud_render;
 pub mod middleware;
 pub mod rejection;
 mod response;
@@ -104,12 +106,6 @@ pub mod test;
 pub use kiln_http as http;
 pub use kiln_http::{Bytes, Method, Request, Response, StatusCode};
 pub use kiln_macros::{Route, asset};
-/// maud, with its `html!` working through kiln alone (no `maud` dependency needed).
-pub mod maud {
-    pub use ::maud::*;
-    /// maud's `html!` macro, expanding to paths through `kiln::maud`.
-    pub use kiln_macros::maud_html as html;
-}
 
 pub use app::App;
 pub use asset::{ASSET_PREFIX, IMMUTABLE};
@@ -122,11 +118,13 @@ pub use extract::{FromRequest, Headers, RequestContext, RequestHead, State};
 pub use form::{Form, Query};
 pub use handler::{Handler, RouteHandler};
 pub use health::{Healthz, healthz};
-pub use html::{Html, Int, Rendered, Reserve, Text};
+pub use html::Html;
 pub use json::Json;
 pub use key::{Key, KeyTooShort, MIN_KEY_BYTES};
 pub use link::{Absolute, PublicUrl};
 pub use make::{IntoMakeService, MakeService, StateError};
+#[cfg(feature = "maud")]
+pub use maud_render::{Int, Rendered, Reserve, Text};
 pub use rejection::Rejection;
 pub use response::{Css, Header, IntoResponse, IntoResponseParts, JavaScript, Redirect, Rss, Typed, Xml};
 pub use route::Route;

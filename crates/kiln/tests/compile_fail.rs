@@ -10,7 +10,7 @@ fn wrong_links_and_routes_do_not_compile() {
 }
 
 #[test]
-fn maud_html_needs_only_kiln() {
+fn maud_markup_is_a_response_with_the_feature() {
     let t = trybuild::TestCases::new();
     t.pass("tests/pass/*.rs");
 }

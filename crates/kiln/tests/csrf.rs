@@ -1,7 +1,8 @@
 //! CSRF protection: a form carries the visitor's token; a state-changing request
 //! without it, or with another, gets 403 before its handler runs.
 
-use kiln::maud::{Markup, html};
+use kiln::html;
+use kiln::markup::{Flow, Fragment};
 use kiln::test::{TestClient, TestResponse};
 use kiln::{App, AppService, Csrf, CsrfGuard, Form, Key, Route, StatusCode};
 use serde::Deserialize;
@@ -19,7 +20,7 @@ struct Page {
     title: String,
 }
 
-async fn edit(_: EditForm, csrf: Csrf) -> (Csrf, Markup) {
+async fn edit(_: EditForm, csrf: Csrf) -> (Csrf, Fragment<Flow>) {
     let page = html! { form method="post" { (csrf.field()) input name="title"; } };
     (csrf, page)
 }

@@ -1,9 +1,9 @@
 //! Responses: every `IntoResponse` type, parts (status, headers, cookies), HTML and
 //! redirects to typed routes.
 
-use kiln::maud::{Markup, Render, html};
 use kiln::test::TestClient;
 use kiln::{App, Bytes, Header, Html, Json, Redirect, Rendered, Route, SetCookie, StatusCode};
+use maud::{Markup, Render, html};
 
 #[derive(Route)]
 #[route("/r/{case}")]
