@@ -31,6 +31,9 @@ pub use kiln_macros::{FromRow, migrations};
 
 use kiln_http::StatusCode;
 
+use crate::Rejection;
+use crate::rejection::{Conflict, Internal, NotFound, Unavailable};
+
 /// The status a database error answers with: `404` for a missing row, `409` for a
 /// conflict, `503` while the database is unreachable, `500` otherwise.
 pub fn status(error: &Error) -> StatusCode {
@@ -42,30 +45,57 @@ pub fn status(error: &Error) -> StatusCode {
     }
 }
 
-/// Answers with [`status`] and a short reason, rendered as the app renders
-/// rejections ([`App::on_rejection`](crate::App::on_rejection); plain text without
-/// one), and a `503` says `Retry-After: 1`. The driver's message is not sent to the
-/// client (it may name tables and constraints); it goes to standard error: every
-/// `500`, and a `503` at most once per [`OUTAGE_LOG_EVERY`] with a count of those
-/// not logged (an outage would otherwise log every request).
+/// A database error as the rejection it answers with: [`NotFound`] (404),
+/// [`Conflict`] (409), [`Unavailable`] (503, with `Retry-After: 1`), or [`Internal`]
+/// (500), each with a short reason; so `?` works in a handler that returns
+/// `Result<_, Rejection>`, and the app's [`on_rejection`](crate::App::on_rejection)
+/// renders it.
+///
+/// The driver's message is not sent to the client (it may name tables and
+/// constraints); it is logged: every `500`, and a `503` at most once per
+/// [`OUTAGE_LOG_EVERY`] with a count of those not logged (an outage would otherwise
+/// log every request).
+///
+/// ```
+/// use kiln::{Rejection, Route, State};
+/// use kiln::db::Db;
+///
+/// #[derive(Route)]
+/// #[route("/posts/{id}")]
+/// struct ShowPost { id: i64 }
+///
+/// async fn show(route: ShowPost, db: State<Db>) -> Result<String, Rejection> {
+///     let (title,): (String,) = db.query_one("SELECT title FROM posts WHERE id = $1", &[&route.id]).await?;
+///     Ok(title)
+/// }
+/// ```
+///
+/// [`NotFound`]: crate::rejection::NotFound
+/// [`Conflict`]: crate::rejection::Conflict
+/// [`Unavailable`]: crate::rejection::Unavailable
+/// [`Internal`]: crate::rejection::Internal
+impl From<Error> for Rejection {
+    fn from(error: Error) -> Self {
+        match status(&error) {
+            StatusCode::NOT_FOUND => NotFound::new("not found").into(),
+            StatusCode::CONFLICT => Conflict::new("conflict: the change contradicts what is stored").into(),
+            StatusCode::SERVICE_UNAVAILABLE => {
+                log_outage(&error);
+                Unavailable::new("database unavailable, try again").into()
+            }
+            _ => {
+                eprintln!("kiln: {error}");
+                Internal::new("database error").into()
+            }
+        }
+    }
+}
+
+/// Answers as the [`Rejection`] the error converts into, rendered as the app renders
+/// rejections ([`App::on_rejection`](crate::App::on_rejection); plain text without one).
 impl crate::IntoResponse for Error {
     fn into_response(self, res: &mut kiln_http::Response) {
-        let status = status(&self);
-        if status == StatusCode::INTERNAL_SERVER_ERROR {
-            eprintln!("kiln: {self}");
-        } else if status == StatusCode::SERVICE_UNAVAILABLE {
-            log_outage(&self);
-        }
-        let reason = match &self {
-            Error::NotFound => "not found",
-            Error::Conflict { .. } => "conflict: the change contradicts what is stored",
-            Error::Unavailable(_) | Error::Timeout => "database unavailable, try again",
-            _ => "database error",
-        };
-        crate::config::reject_returned(&crate::Rejection::custom(status, reason), res);
-        if status == StatusCode::SERVICE_UNAVAILABLE && !res.has_header("retry-after") {
-            res.append_header_unchecked(b"Retry-After", b"1");
-        }
+        crate::config::reject_returned(&Rejection::from(self), res);
     }
 }
 

@@ -95,6 +95,17 @@ rejection!(
     InvalidCsrfToken => FORBIDDEN
 );
 rejection!(
+    /// The request contradicts what is stored: a duplicate key, a missing referenced
+    /// row (409). A database conflict converts into it.
+    Conflict => CONFLICT
+);
+rejection!(
+    /// The server cannot answer now but may soon: the database is unreachable, or a
+    /// queue in front of it is full (503). Answered with
+    /// `Retry-After: 1` unless the renderer set its own.
+    Unavailable => SERVICE_UNAVAILABLE
+);
+rejection!(
     /// The app is wired wrongly, such as a handler asking for a route it does not
     /// serve (500). Never the client's fault.
     Internal => INTERNAL_SERVER_ERROR
@@ -186,6 +197,8 @@ pub enum Rejection {
     InvalidJson(InvalidJson),
     InvalidForm(InvalidForm),
     InvalidCsrfToken(InvalidCsrfToken),
+    Conflict(Conflict),
+    Unavailable(Unavailable),
     Internal(Internal),
     /// Raised by an extractor the app defines itself.
     Custom {
@@ -215,6 +228,8 @@ impl Rejection {
             Rejection::InvalidJson(_) => InvalidJson::STATUS,
             Rejection::InvalidForm(_) => InvalidForm::STATUS,
             Rejection::InvalidCsrfToken(_) => InvalidCsrfToken::STATUS,
+            Rejection::Conflict(_) => Conflict::STATUS,
+            Rejection::Unavailable(_) => Unavailable::STATUS,
             Rejection::Internal(_) => Internal::STATUS,
             Rejection::Custom { status, .. } => *status,
         }
@@ -244,6 +259,8 @@ impl fmt::Display for Rejection {
             Rejection::InvalidJson(r) => r.fmt(f),
             Rejection::InvalidForm(r) => r.fmt(f),
             Rejection::InvalidCsrfToken(r) => r.fmt(f),
+            Rejection::Conflict(r) => r.fmt(f),
+            Rejection::Unavailable(r) => r.fmt(f),
             Rejection::Internal(r) => r.fmt(f),
             Rejection::Custom { message, .. } => f.write_str(message),
         }
