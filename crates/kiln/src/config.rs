@@ -101,6 +101,12 @@ fn render_with(render: Option<&RenderRejection>, rejection: &Rejection, res: &mu
             res.append_header_unchecked(b"Allow", r.allow().as_bytes());
         }
     }
+    // RFC 9110 §15.5.2: a 401 must carry a challenge.
+    if let Rejection::Unauthorized(r) = rejection {
+        if !res.has_header("www-authenticate") {
+            res.append_header_unchecked(b"WWW-Authenticate", r.challenge().as_bytes());
+        }
+    }
     // RFC 9110 §10.2.3: tells the client when to try again.
     if matches!(rejection, Rejection::Unavailable(_)) && !res.has_header("retry-after") {
         res.append_header_unchecked(b"Retry-After", b"1");

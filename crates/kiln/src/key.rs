@@ -1,5 +1,6 @@
-//! The app's secret [`Key`]: HMAC-SHA256 signatures over a cookie's name and value,
-//! and the random tokens sessions and CSRF protection need.
+//! The app's secret [`Key`]: HMAC-SHA256 signatures over a context (a cookie's name,
+//! a token's purpose) and a value, and the random tokens sessions and CSRF protection
+//! need.
 
 use std::fmt;
 
@@ -41,7 +42,7 @@ impl Key {
         Key::new(secret).expect("32 bytes")
     }
 
-    /// The signature of `value` as the cookie `name`, in hex.
+    /// The signature of `value` in `context`, in hex.
     fn signature(&self, name: &str, value: &str) -> [u8; SIGNATURE_HEX] {
         let mut mac = self.mac.clone();
         mac.update(name.as_bytes());
@@ -55,9 +56,24 @@ impl Key {
         hex
     }
 
-    /// `value.signature`, the form a signed cookie is sent in.
-    pub(crate) fn sign(&self, name: &str, value: &str) -> String {
-        let signature = self.signature(name, value);
+    /// `value.signature`: `value` signed for `context`, the form a signed cookie (its
+    /// context is its name) or a token is sent in. The signature is 64 hex digits of
+    /// HMAC-SHA256 over `context=value`, so a value signed for one context does not
+    /// verify in another. The value is readable by whoever holds the result: sign,
+    /// don't hide.
+    ///
+    /// ```
+    /// use kiln::Key;
+    ///
+    /// let key = Key::new([7u8; 32])?;
+    /// let signed = key.sign("invite", "team-4:ada");
+    /// assert_eq!(key.verify("invite", &signed), Some("team-4:ada"));
+    /// assert_eq!(key.verify("reset", &signed), None);
+    /// assert_eq!(key.verify("invite", &signed.replace("ada", "eve")), None);
+    /// # Ok::<(), kiln::KeyTooShort>(())
+    /// ```
+    pub fn sign(&self, context: &str, value: &str) -> String {
+        let signature = self.signature(context, value);
         let mut signed = String::with_capacity(value.len() + 1 + SIGNATURE_HEX);
         signed.push_str(value);
         signed.push('.');
@@ -65,10 +81,11 @@ impl Key {
         signed
     }
 
-    /// The value of a signed cookie, if its signature is right (compared in constant time).
-    pub(crate) fn verify<'v>(&self, name: &str, signed: &'v str) -> Option<&'v str> {
+    /// The value of `signed` (as [`sign`](Self::sign) made it for `context`), if its
+    /// signature is right; compared in constant time.
+    pub fn verify<'v>(&self, context: &str, signed: &'v str) -> Option<&'v str> {
         let (value, signature) = signed.rsplit_once('.')?;
-        let expected = self.signature(name, value);
+        let expected = self.signature(context, value);
         let given = signature.as_bytes();
         if given.len() != SIGNATURE_HEX {
             return None;

@@ -97,6 +97,7 @@ mod response;
 mod route;
 mod router;
 mod secure_headers;
+mod security;
 mod serve;
 mod session;
 mod signed;
@@ -130,6 +131,7 @@ pub use response::{Css, Header, IntoResponse, IntoResponseParts, JavaScript, Red
 pub use route::Route;
 pub use router::{BuildError, TrailingSlash};
 pub use secure_headers::SecureHeaders;
+pub use security::{BEARER_CONTEXT, BearerToken};
 pub use serve::{ServeError, Serving, serve};
 pub use session::{SESSION_COOKIE, Session, SessionCookies};
 pub use signed::SignedCookies;

@@ -180,6 +180,56 @@ impl From<MethodNotAllowed> for Rejection {
     }
 }
 
+/// The request lacks valid credentials (401): no bearer token, or one forged or
+/// expired ([`BearerToken`](crate::BearerToken)). The response carries the
+/// `WWW-Authenticate` challenge RFC 9110 §15.5.2 requires.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Unauthorized {
+    message: Cow<'static, str>,
+    challenge: &'static str,
+}
+
+impl Unauthorized {
+    /// The status code this rejection answers with.
+    pub const STATUS: StatusCode = StatusCode::UNAUTHORIZED;
+
+    /// No credentials were sent: the challenge names the scheme alone (RFC 6750 §3.1:
+    /// no error code when the request carried no token).
+    pub fn missing(message: impl Into<Cow<'static, str>>) -> Self {
+        Unauthorized { message: message.into(), challenge: "Bearer" }
+    }
+
+    /// A token was sent but is forged, malformed or expired (RFC 6750 §3.1,
+    /// `invalid_token`).
+    pub fn invalid_token(message: impl Into<Cow<'static, str>>) -> Self {
+        Unauthorized { message: message.into(), challenge: "Bearer error=\"invalid_token\"" }
+    }
+
+    /// What was wrong, for the client.
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+
+    /// The `WWW-Authenticate` value sent with it.
+    pub fn challenge(&self) -> &str {
+        self.challenge
+    }
+}
+
+impl fmt::Display for Unauthorized {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for Unauthorized {}
+
+impl From<Unauthorized> for Rejection {
+    fn from(r: Unauthorized) -> Self {
+        Rejection::Unauthorized(r)
+    }
+}
+
 /// Any rejection: what the app's rejection renderer receives.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
@@ -197,6 +247,7 @@ pub enum Rejection {
     InvalidJson(InvalidJson),
     InvalidForm(InvalidForm),
     InvalidCsrfToken(InvalidCsrfToken),
+    Unauthorized(Unauthorized),
     Conflict(Conflict),
     Unavailable(Unavailable),
     Internal(Internal),
@@ -228,6 +279,7 @@ impl Rejection {
             Rejection::InvalidJson(_) => InvalidJson::STATUS,
             Rejection::InvalidForm(_) => InvalidForm::STATUS,
             Rejection::InvalidCsrfToken(_) => InvalidCsrfToken::STATUS,
+            Rejection::Unauthorized(_) => Unauthorized::STATUS,
             Rejection::Conflict(_) => Conflict::STATUS,
             Rejection::Unavailable(_) => Unavailable::STATUS,
             Rejection::Internal(_) => Internal::STATUS,
@@ -259,6 +311,7 @@ impl fmt::Display for Rejection {
             Rejection::InvalidJson(r) => r.fmt(f),
             Rejection::InvalidForm(r) => r.fmt(f),
             Rejection::InvalidCsrfToken(r) => r.fmt(f),
+            Rejection::Unauthorized(r) => r.fmt(f),
             Rejection::Conflict(r) => r.fmt(f),
             Rejection::Unavailable(r) => r.fmt(f),
             Rejection::Internal(r) => r.fmt(f),
