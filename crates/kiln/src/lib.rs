@@ -72,6 +72,7 @@ extern crate self as kiln;
 pub mod access_log;
 mod app;
 mod asset;
+mod blocking;
 mod client_addr;
 mod config;
 mod cookie;
@@ -110,6 +111,7 @@ pub use kiln_macros::{Route, asset};
 
 pub use app::App;
 pub use asset::{ASSET_PREFIX, IMMUTABLE};
+pub use blocking::{BlockingPool, DEFAULT_QUEUE_PER_THREAD, blocking};
 pub use client_addr::ClientAddr;
 pub use config::{DEFAULT_BODY_LIMIT, DEFAULT_SESSION_TTL};
 pub use cookie::{Cookies, SetCookie};

@@ -101,7 +101,7 @@ rejection!(
 );
 rejection!(
     /// The server cannot answer now but may soon: the database is unreachable, or a
-    /// queue in front of it is full (503). Answered with
+    /// queue (the [`blocking`](crate::blocking) pool's) is full (503). Answered with
     /// `Retry-After: 1` unless the renderer set its own.
     Unavailable => SERVICE_UNAVAILABLE
 );
