@@ -14,7 +14,7 @@ use std::time::Duration;
 use clap::Parser;
 
 use kiln::access_log::{AccessLog, LogFormat, LogTarget};
-use kiln::{App, SecureHeaders};
+use kiln::{App, Compression, SecureHeaders};
 use kiln_http::Server;
 
 /// Serve the kiln demo site and the benchmark endpoints.
@@ -110,7 +110,7 @@ fn access_log(args: &Args) -> Result<Option<AccessLog>, String> {
 
 /// The benchmark endpoints and their static files, answered exactly as the peers they
 /// are measured against answer (no headers for browsers they never meet); the site's
-/// pages get `SecureHeaders`.
+/// pages get `SecureHeaders` and compression.
 fn is_benchmark(path: &str) -> bool {
     const PATHS: [&str; 10] = [
         "/pong",
@@ -182,6 +182,7 @@ fn main() -> ExitCode {
     .mount(site::mount)
     .mount(|app| settings.apply(app))
     .secure_headers(SecureHeaders::new().except(is_benchmark))
+    .compression(Compression::new().except(is_benchmark))
     .try_assets_linked(&args.public, &site::ASSET_LINKS);
     let app = match app {
         Ok(app) => app,

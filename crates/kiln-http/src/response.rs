@@ -156,6 +156,22 @@ impl Response {
         self.body = Body::Stream(stream);
     }
 
+    /// Takes a streamed body out, leaving an empty buffer in its place, so that a
+    /// layer can wrap it (compression does) and [`set`](Self::set_body_stream) the
+    /// wrapper; `None`, and nothing changed, when the body is not a stream.
+    pub fn take_body_stream(&mut self) -> Option<BodyStream> {
+        match std::mem::replace(&mut self.body, Body::Buffer) {
+            Body::Stream(stream) => {
+                self.buffer.clear();
+                Some(stream)
+            }
+            other => {
+                self.body = other;
+                None
+            }
+        }
+    }
+
     /// The body's length when it is known in advance.
     pub fn body_len(&self) -> Option<u64> {
         match &self.body {

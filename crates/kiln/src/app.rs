@@ -149,6 +149,12 @@ impl<S: 'static> App<S> {
         self
     }
 
+    /// Compresses responses as the client accepts ([`Compression`](crate::Compression)).
+    pub fn compression(mut self, compression: crate::Compression) -> Self {
+        self.config.layers.compression = Some(compression);
+        self
+    }
+
     /// Sets the trailing-slash policy (default: [`TrailingSlash::Redirect`]).
     pub fn trailing_slash(mut self, policy: TrailingSlash) -> Self {
         self.trailing_slash = policy;

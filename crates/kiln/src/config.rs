@@ -8,6 +8,7 @@ use std::time::Duration;
 use kiln_http::{Response, TrustedProxies};
 
 use crate::key::Key;
+use crate::layers::Layers;
 use crate::rejection::Rejection;
 use crate::secure_headers::SecureHeaders;
 
@@ -33,6 +34,8 @@ pub(crate) struct Config {
     pub(crate) trusted_proxies: TrustedProxies,
     /// Added to every response once the app has answered.
     pub(crate) secure_headers: Option<SecureHeaders>,
+    /// Compression, CORS: applied around the handler.
+    pub(crate) layers: Layers,
 }
 
 impl Default for Config {
@@ -46,6 +49,7 @@ impl Default for Config {
             secure_cookies: false,
             trusted_proxies: TrustedProxies::none(),
             secure_headers: None,
+            layers: Layers::default(),
         }
     }
 }

@@ -160,5 +160,6 @@ impl<S: 'static> Service for Routed<S> {
         if let Some(headers) = &self.shared.config.secure_headers {
             headers.apply(path, res);
         }
+        self.shared.config.layers.after(req, path, res);
     }
 }

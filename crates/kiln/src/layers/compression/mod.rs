@@ -1,0 +1,243 @@
+//! [`Compression`]: responses compressed with the best coding the client accepts
+//! (brotli, zstd, gzip), as an `App` layer.
+
+mod encoder;
+mod negotiate;
+
+use kiln_http::{Request, Response, StatusCode};
+
+use super::headers::{has_token, response_header};
+use encoder::{Compressed, Encoder};
+pub use negotiate::Encoding;
+use negotiate::negotiate;
+
+/// Bodies smaller than this are sent as they are by default: under a packet's worth
+/// the coding's framing and the CPU outweigh the bytes saved.
+pub const DEFAULT_COMPRESSION_MIN_SIZE: usize = 512;
+
+/// Compression levels, per coding. The defaults are chosen for speed at a good ratio:
+/// a page is compressed on every request, so the server's CPU per response counts as
+/// much as the bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Levels {
+    /// gzip, 0–9 (default 4).
+    pub gzip: u32,
+    /// Brotli quality, 0–11 (default 4: smaller than gzip's 9 at about gzip's 5's cost).
+    pub brotli: u32,
+    /// zstd, 1–22 (default 3, zstd's own default).
+    pub zstd: i32,
+}
+
+impl Default for Levels {
+    fn default() -> Self {
+        Levels { gzip: 4, brotli: 4, zstd: 3 }
+    }
+}
+
+/// Compresses responses with the coding the request's `Accept-Encoding` prefers
+/// (RFC 9110 §12.5.3: q-values, `identity`, `*`; among equals brotli, then zstd, then
+/// gzip), and says `Vary: Accept-Encoding`; give it with
+/// [`App::compression`](crate::App::compression).
+///
+/// Left as they are: bodies under [`min_size`](Self::min_size), types that are
+/// compressed already (images but SVG, audio, video, WOFF fonts, archives) or unknown,
+/// `text/event-stream`, ranged responses (`206`, `Content-Range`), responses already
+/// encoded or marked `Cache-Control: no-transform`, files sent with `sendfile`, and
+/// responses with a strong `ETag` (a static file's validator names its exact bytes;
+/// static files are served from their precompressed `.br`/`.gz` siblings instead). A
+/// streamed body is compressed as it streams, each chunk flushed. `HEAD` gets the
+/// headers `GET` gets, and a `304` the `Vary` its `200` would carry.
+///
+/// ```
+/// use kiln::{App, Compression, Route};
+///
+/// #[derive(Route)]
+/// #[route("/page")]
+/// struct Page;
+///
+/// async fn page(_: Page) -> kiln::Html<String> {
+///     kiln::Html("<p>a repeated line</p>".repeat(100))
+/// }
+///
+/// let app = App::new(|_| ()).route(page).compression(Compression::new());
+/// let mut client = kiln::test::TestClient::new(app);
+/// let res = client.request("GET", &Page).header("Accept-Encoding", "gzip").send();
+/// assert_eq!(res.header("content-encoding"), Some("gzip"));
+/// assert_eq!(res.header("vary"), Some("Accept-Encoding"));
+/// assert!(res.bytes().len() < 200);
+/// ```
+#[derive(Debug, Clone)]
+pub struct Compression {
+    encodings: Vec<Encoding>,
+    levels: Levels,
+    min_size: usize,
+    except: fn(&str) -> bool,
+}
+
+impl Default for Compression {
+    fn default() -> Self {
+        Compression::new()
+    }
+}
+
+impl Compression {
+    /// Brotli, zstd and gzip at the default [`Levels`], bodies of
+    /// [`DEFAULT_COMPRESSION_MIN_SIZE`] bytes and more, on every path.
+    pub fn new() -> Self {
+        Compression {
+            encodings: vec![Encoding::Brotli, Encoding::Zstd, Encoding::Gzip],
+            levels: Levels::default(),
+            min_size: DEFAULT_COMPRESSION_MIN_SIZE,
+            except: |_| false,
+        }
+    }
+
+    /// The codings offered, most preferred first (a tie in q-values goes to the
+    /// earlier). An empty list compresses nothing.
+    pub fn encodings(mut self, encodings: &[Encoding]) -> Self {
+        self.encodings = encodings.to_vec();
+        self
+    }
+
+    /// The levels of each coding.
+    pub fn levels(mut self, levels: Levels) -> Self {
+        self.levels = levels;
+        self
+    }
+
+    /// The smallest body compressed.
+    pub fn min_size(mut self, bytes: usize) -> Self {
+        self.min_size = bytes;
+        self
+    }
+
+    /// Paths left uncompressed whatever their content, such as the endpoints a
+    /// benchmark compares with uncompressed peers.
+    pub fn except(mut self, except: fn(&str) -> bool) -> Self {
+        self.except = except;
+        self
+    }
+
+    pub(crate) fn apply(&self, req: Request<'_>, path: &str, res: &mut Response) {
+        if (self.except)(path) || self.encodings.is_empty() {
+            return;
+        }
+        let status = res.status();
+        // RFC 9110 §15.4.5: a 304 carries the `Vary` its 200 would have.
+        if status == StatusCode::NOT_MODIFIED {
+            add_vary(res);
+            return;
+        }
+        if status.is_informational()
+            || status == StatusCode::NO_CONTENT
+            || status == StatusCode::PARTIAL_CONTENT
+            || !self.worth_it(res)
+        {
+            return;
+        }
+        add_vary(res);
+        let Some(encoding) = negotiate(req.header("accept-encoding"), &self.encodings) else { return };
+        if let Some(stream) = res.take_body_stream() {
+            match Encoder::new(encoding, &self.levels, 0) {
+                Ok(encoder) => res.set_body_stream(Box::pin(Compressed::new(stream, encoder))),
+                Err(_) => {
+                    res.set_body_stream(stream);
+                    return;
+                }
+            }
+        } else {
+            let Some(body) = res.body_bytes() else { return };
+            let compressed = Encoder::new(encoding, &self.levels, body.len() / 3).and_then(|e| e.compress(body));
+            match compressed {
+                // Already dense (a compressed blob under a text type): as it is.
+                Ok(compressed) if compressed.len() < body.len() => *res.body_mut() = compressed,
+                _ => return,
+            }
+        }
+        res.append_header_unchecked(b"Content-Encoding", encoding.name().as_bytes());
+    }
+
+    /// Whether the response is one compression may change and would shrink.
+    fn worth_it(&self, res: &Response) -> bool {
+        let headers = res.raw_headers();
+        if response_header(headers, "content-encoding").is_some() || response_header(headers, "content-range").is_some()
+        {
+            return false;
+        }
+        if response_header(headers, "cache-control").is_some_and(|v| has_token(v, b"no-transform")) {
+            return false;
+        }
+        if response_header(headers, "etag").is_some_and(|v| !v.starts_with(b"W/")) {
+            return false;
+        }
+        if !response_header(headers, "content-type").is_some_and(compressible) {
+            return false;
+        }
+        match (res.body_len(), res.body_bytes()) {
+            (None, _) => true,
+            (Some(len), Some(_)) => len >= self.min_size as u64,
+            // A file, sent with `sendfile`.
+            (Some(_), None) => false,
+        }
+    }
+}
+
+fn add_vary(res: &mut Response) {
+    let headers = res.raw_headers();
+    let varies =
+        response_header(headers, "vary").is_some_and(|v| has_token(v, b"accept-encoding") || has_token(v, b"*"));
+    if !varies {
+        res.append_header_unchecked(b"Vary", b"Accept-Encoding");
+    }
+}
+
+/// Whether a body of this `Content-Type` is worth compressing: text, and the
+/// structured types that are text underneath; not what is compressed already.
+fn compressible(content_type: &[u8]) -> bool {
+    let essence = content_type.split(|&b| b == b';').next().unwrap_or_default().trim_ascii();
+    let mut lower = [0u8; 64];
+    let Some(lower) = lower.get_mut(..essence.len()) else { return false };
+    for (l, b) in lower.iter_mut().zip(essence) {
+        *l = b.to_ascii_lowercase();
+    }
+    let lower = &*lower;
+    if lower == b"text/event-stream" {
+        // Each event must reach the client as it is sent; see the streaming note.
+        return false;
+    }
+    if lower.starts_with(b"text/") || lower.ends_with(b"+json") || lower.ends_with(b"+xml") {
+        return true;
+    }
+    matches!(
+        lower,
+        b"application/json"
+            | b"application/javascript"
+            | b"application/ecmascript"
+            | b"application/x-javascript"
+            | b"application/xml"
+            | b"application/wasm"
+            | b"application/graphql"
+            | b"application/x-ndjson"
+            | b"application/vnd.ms-fontobject"
+            | b"font/ttf"
+            | b"font/otf"
+            | b"image/x-icon"
+            | b"image/bmp"
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::compressible;
+
+    #[test]
+    fn text_is_compressible_and_compressed_formats_are_not() {
+        for yes in ["text/html; charset=utf-8", "TEXT/CSS", "application/json", "application/rss+xml", "image/svg+xml"]
+        {
+            assert!(compressible(yes.as_bytes()), "{yes}");
+        }
+        for no in ["image/png", "font/woff2", "application/zip", "application/octet-stream", "text/event-stream", ""] {
+            assert!(!compressible(no.as_bytes()), "{no}");
+        }
+    }
+}
