@@ -155,6 +155,14 @@ impl<S: 'static> App<S> {
         self
     }
 
+    /// Answers cross-origin requests as `cors` allows, for the paths under its prefix
+    /// ([`Cors`](crate::Cors)); several policies may cover different prefixes, the
+    /// first given that matches applying.
+    pub fn cors(mut self, cors: crate::Cors) -> Self {
+        self.config.layers.cors.push(cors);
+        self
+    }
+
     /// Sets the trailing-slash policy (default: [`TrailingSlash::Redirect`]).
     pub fn trailing_slash(mut self, policy: TrailingSlash) -> Self {
         self.trailing_slash = policy;

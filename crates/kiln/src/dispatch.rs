@@ -154,6 +154,9 @@ impl<S: 'static> Routed<S> {
 impl<S: 'static> Service for Routed<S> {
     async fn call<'a>(&'a self, req: Request<'a>, res: &'a mut Response) {
         let path = req.path();
+        if self.shared.config.layers.before(req, path, res) {
+            return;
+        }
         if let Dispatch::Running(handler) = self.dispatch(req, path, &mut *res) {
             handler.await;
         }

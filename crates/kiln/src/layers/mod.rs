@@ -3,22 +3,42 @@
 //! applied in one place, [`Layers`], with nothing on the request path when unset.
 
 mod compression;
+mod cors;
 mod headers;
 
 use kiln_http::{Request, Response};
 
 pub use compression::{Compression, DEFAULT_COMPRESSION_MIN_SIZE, Encoding, Levels};
+pub use cors::Cors;
 
 /// The app's layers, in the order they apply.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Layers {
     pub(crate) compression: Option<Compression>,
+    /// CORS policies, the first whose prefix matches the path applying.
+    pub(crate) cors: Vec<Cors>,
 }
 
 impl Layers {
-    /// After the handler (and `SecureHeaders`): compression last, over the final
-    /// headers.
+    /// Before routing: a CORS preflight is answered here. `true` when the response
+    /// is complete.
+    pub(crate) fn before(&self, req: Request<'_>, path: &str, res: &mut Response) -> bool {
+        match self.cors_for(path) {
+            Some(cors) => cors.preflight(req, path, res),
+            None => false,
+        }
+    }
+
+    fn cors_for(&self, path: &str) -> Option<&Cors> {
+        self.cors.iter().find(|c| c.covers(path))
+    }
+
+    /// After the handler (and `SecureHeaders`): CORS, then compression, over the
+    /// final headers.
     pub(crate) fn after(&self, req: Request<'_>, path: &str, res: &mut Response) {
+        if let Some(cors) = self.cors_for(path) {
+            cors.apply(req, path, res);
+        }
         if let Some(compression) = &self.compression {
             compression.apply(req, path, res);
         }
