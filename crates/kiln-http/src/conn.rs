@@ -559,8 +559,12 @@ impl<T: Transport> Conn<T> {
         let date = self.worker.date();
         let bufs = &mut *self.bufs;
         encode::encode_head(&mut bufs.write, &bufs.res, &date, delimit, false, version);
-        // RFC 9110 §9.3.2: the answer to `HEAD` has no body, refused or not.
-        if !bufs.read[self.start..].starts_with(b"HEAD ") {
+        // RFC 9110 §9.3.2: the answer to `HEAD` has no body, refused or not. The
+        // empty lines a client may send before the request line (RFC 9112 §2.2) are
+        // skipped here as the parser skips them.
+        let request = &bufs.read[self.start..];
+        let line = request.iter().position(|&b| b != b'\r' && b != b'\n').unwrap_or(request.len());
+        if !request[line..].starts_with(b"HEAD ") {
             bufs.write.extend_from_slice(&bufs.res.buffer);
         }
         self.flush().await?;

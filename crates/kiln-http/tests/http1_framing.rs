@@ -179,6 +179,25 @@ fn a_refused_head_request_gets_no_body() {
 }
 
 #[test]
+fn a_refused_head_request_after_empty_lines_gets_no_body() {
+    // Issue 25: with an empty line before the request line (which RFC 9112 §2.2 lets a
+    // client send), `HEAD /x HTTP/1.Q` got its 400 with `Content-Length: 23` and a body.
+    let server = TestServer::start(Limits::default());
+    for raw in [
+        &b"\r\nHEAD /x HTTP/1.Q\r\nHost: a\r\n\r\n"[..],
+        b"\r\n\r\nHEAD /x HTTP/1.Q\r\n\r\n",
+        b"\nHEAD /x HTTP/1.Q\r\n\r\n",
+    ] {
+        let mut s = server.connect();
+        std::io::Write::write_all(&mut s, raw).unwrap();
+        let raw_reply = support::read_to_close(&mut s);
+        let resps = support::parse_all(&raw_reply, true);
+        assert_eq!((resps.len(), resps[0].status), (1, 400), "{}", String::from_utf8_lossy(&raw_reply));
+        assert!(raw_reply.ends_with(b"\r\n\r\n"), "a body followed the head: {}", String::from_utf8_lossy(&raw_reply));
+    }
+}
+
+#[test]
 fn valid_chunk_syntax_with_leading_zeros_and_whitespace_before_a_semicolon_is_accepted() {
     // Issue 13: `00000000000000000000` as a size and BWS before `;` (RFC 9112 §7.1,
     // §7.1.1) were refused.
