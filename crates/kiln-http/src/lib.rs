@@ -84,7 +84,7 @@ pub use error::Error;
 pub use head::Version;
 pub use http::{Method, StatusCode};
 pub use readiness::Readiness;
-pub use request::{Request, RequestBytes};
+pub use request::{Refusal, Request, RequestBytes};
 pub use response::{BodyStream, InvalidHeader, Response};
 pub use server::{Server, ServerHandle};
 pub use service::{Service, ServiceFn, service_fn};

@@ -114,16 +114,54 @@ impl RequestBytes {
     /// Parses a complete request (head, then a `Content-Length` body) with the
     /// engine's own parser and default limits.
     pub fn parse(bytes: Vec<u8>, peer: SocketAddr) -> Result<Self, String> {
+        Self::parse_with(bytes, peer, &crate::Limits::default()).map_err(|r| format!("{} {}", r.status, r.reason))
+    }
+
+    /// Parses a complete request under `limits`, as a server with them would: a
+    /// request it would refuse is the [`Refusal`] it would answer with.
+    pub fn parse_with(bytes: Vec<u8>, peer: SocketAddr, limits: &crate::Limits) -> Result<Self, Refusal> {
         let mut head = Head::default();
-        let parsed = crate::parse::parse_head(&bytes, &crate::Limits::default(), &mut head)
-            .map_err(|r| format!("{} {}", r.status, r.reason))?
-            .ok_or_else(|| "incomplete request head".to_owned())?;
+        let parsed = crate::parse::parse_head(&bytes, limits, &mut head)
+            .map_err(|r| Refusal { status: r.status, reason: r.reason })?
+            .ok_or(Refusal { status: http::StatusCode::BAD_REQUEST, reason: "incomplete request head" })?;
         Ok(RequestBytes { head_len: parsed.len, bytes, head, peer })
     }
 
     /// The request, as a service would see it.
     pub fn request(&self) -> Request<'_> {
         Request { buf: &self.bytes, head: &self.head, body: &self.bytes[self.head_len..], peer: self.peer }
+    }
+}
+
+/// A request the engine refuses before any service sees it, and so answers itself.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Refusal {
+    status: http::StatusCode,
+    reason: &'static str,
+}
+
+impl Refusal {
+    /// The status it is answered with (`400`, `413`, `431`, ...).
+    pub fn status(&self) -> http::StatusCode {
+        self.status
+    }
+
+    /// The reason, sent as the body.
+    pub fn reason(&self) -> &'static str {
+        self.reason
+    }
+
+    /// Fills `res` as the server answers the refusal; the server then closes the
+    /// connection.
+    pub fn render(&self, res: &mut crate::Response) {
+        crate::encode::error_response(res, self.status, self.reason);
+        res.set_close();
+    }
+}
+
+impl std::fmt::Display for Refusal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} {}", self.status, self.reason)
     }
 }
 

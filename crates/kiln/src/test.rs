@@ -19,7 +19,10 @@
 //! ```
 //!
 //! Each request runs as a task of its own, as on a server, and a handler that panics
-//! is answered `500` as the server answers it. Cookies are the test's to send, unless
+//! is answered `500` as the server answers it. Requests are parsed under the engine's
+//! [`Limits`] (the defaults a [`Server`](kiln_http::Server) has, or the server's own
+//! through [`limits`](TestClient::limits)): one the server would refuse (a body over
+//! `max_body_bytes`: `413`) gets the server's answer. Cookies are the test's to send, unless
 //! the client [keeps them](TestClient::keep_cookies) as a browser would.
 
 use std::collections::BTreeMap;
@@ -27,7 +30,7 @@ use std::fmt;
 use std::net::SocketAddr;
 use std::rc::Rc;
 
-use kiln_http::{RequestBytes, Response, Service, StatusCode};
+use kiln_http::{Limits, RequestBytes, Response, Service, StatusCode};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
@@ -37,6 +40,8 @@ use crate::make::{IntoMakeService, MakeService};
 pub struct TestClient<S> {
     service: Rc<S>,
     runtime: tokio::runtime::Runtime,
+    /// What the engine's parser allows, as on the server.
+    limits: Limits,
     /// The cookies the responses set, by name, when the client keeps them.
     jar: Option<BTreeMap<String, String>>,
 }
@@ -51,7 +56,31 @@ impl<S: Service> TestClient<S> {
     {
         let make = app.into_make_service().unwrap_or_else(|e| panic!("app does not build: {e}"));
         let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("test runtime");
-        TestClient { service: Rc::new(make.make_service(0)), runtime, jar: None }
+        TestClient { service: Rc::new(make.make_service(0)), runtime, limits: Limits::default(), jar: None }
+    }
+
+    /// Parses requests under `limits`, the ones the app's server is given
+    /// ([`Server::limits`](kiln_http::Server::limits)), instead of the defaults.
+    ///
+    /// ```
+    /// use kiln::{App, Bytes, Route, http::Limits, test::TestClient};
+    ///
+    /// #[derive(Route)]
+    /// #[route(POST, "/upload")]
+    /// struct Upload;
+    ///
+    /// async fn upload(_: Upload, body: Bytes) -> String { format!("{} bytes", body.len()) }
+    ///
+    /// let limits = Limits { max_body_bytes: 1000, ..Limits::default() };
+    /// let mut client = TestClient::new(App::new(|_| ()).route(upload)).limits(limits);
+    /// assert_eq!(client.request("POST", &Upload).body(vec![b'x'; 1000]).send().text(), "1000 bytes");
+    /// let res = client.request("POST", &Upload).body(vec![b'x'; 1001]).send();
+    /// assert_eq!(res.status(), 413);
+    /// assert_eq!(res.text(), "request body too large\n");
+    /// ```
+    pub fn limits(mut self, limits: Limits) -> Self {
+        self.limits = limits;
+        self
     }
 
     /// Keeps the cookies responses set and sends them back, as a browser does: a
@@ -177,8 +206,9 @@ impl<S: Service> TestRequest<'_, S> {
     }
 
     /// Sends the request through the engine's parser and the service, and returns
-    /// the response as a client would see it (no body for `HEAD`). Panics if the
-    /// request is malformed.
+    /// the response as a client would see it (no body for `HEAD`). A request the
+    /// server would refuse before the app sees it (over a limit, malformed) gets the
+    /// server's answer, as the server would send it.
     pub fn send(self) -> TestResponse {
         let mut raw = format!("{} {} HTTP/1.1\r\n", self.method, self.target);
         // HTTP/1.1 needs a `Host` (RFC 9112 §3.2); the test's own, if it set one.
@@ -200,8 +230,17 @@ impl<S: Service> TestRequest<'_, S> {
         let mut bytes = raw.into_bytes();
         bytes.extend_from_slice(&self.body);
         let peer = SocketAddr::from(([127, 0, 0, 1], 40000));
-        let parsed = RequestBytes::parse(bytes, peer).unwrap_or_else(|e| panic!("malformed test request: {e}"));
         let client = self.client;
+        let parsed = match RequestBytes::parse_with(bytes, peer, &client.limits) {
+            Ok(parsed) => parsed,
+            Err(refusal) => {
+                let mut res = Response::new();
+                refusal.render(&mut res);
+                let mut res = TestResponse::from_response(&res, self.method == "HEAD");
+                res.headers.push(("Connection".to_owned(), "close".to_owned()));
+                return res;
+            }
+        };
         let service = Rc::clone(&client.service);
         // A task of its own, as each connection's is on a server: what a request may
         // ask of `tokio::task` (its id) is there, and a panic ends only the task.

@@ -103,3 +103,39 @@ fn cookies_are_the_tests_to_send_unless_the_client_keeps_them() {
     assert_eq!((browser.cookie("kiln_session"), browser.cookie("kiln_csrf")), (None, None));
     assert_eq!(browser.get(&Me).text(), "nobody");
 }
+
+#[derive(Route)]
+#[route(POST, "/upload")]
+struct Upload;
+
+async fn upload(_: Upload, body: kiln::Bytes) -> String {
+    format!("{} bytes", body.len())
+}
+
+#[test]
+fn a_body_over_the_limit_is_the_servers_413_not_a_panic() {
+    // Issue 25: a body over the engine's 1 MiB default panicked the test with
+    // `malformed test request: 413 …` instead of answering as the server does.
+    let mut c = TestClient::new(App::new(|_| ()).route(upload));
+    let limit = kiln::http::MAX_BODY_BYTES;
+    assert_eq!(c.request("POST", &Upload).body(vec![b'x'; limit]).send().text(), format!("{limit} bytes"));
+    let res = c.request("POST", &Upload).body(vec![b'x'; limit + 1]).send();
+    assert_eq!(res.status(), 413);
+    assert_eq!(res.text(), "request body too large\n");
+    assert_eq!(res.header("connection"), Some("close"));
+    // The client goes on, as a new connection would.
+    assert_eq!(c.request("POST", &Upload).body("ok").send().text(), "2 bytes");
+}
+
+#[test]
+fn the_servers_own_limits_apply_when_given() {
+    let limits = kiln::http::Limits { max_body_bytes: 4 * 1024 * 1024, max_headers: 4, ..Default::default() };
+    let mut c = TestClient::new(App::new(|_| ()).route(upload)).limits(limits);
+    let big = 2 * 1024 * 1024;
+    assert_eq!(c.request("POST", &Upload).body(vec![b'x'; big]).send().text(), format!("{big} bytes"));
+    let mut req = c.request("POST", &Upload);
+    for i in 0..5 {
+        req = req.header(&format!("X-{i}"), "1");
+    }
+    assert_eq!(req.send().status(), 431);
+}
