@@ -3,7 +3,8 @@
 //! Most floods cost the attacker bytes that carry no request: PING, SETTINGS,
 //! WINDOW_UPDATE, PRIORITY, empty or padded frames. The `h2` crate answers each as the
 //! protocol says, so the connection counts every byte read ([`Metered`]) and every byte
-//! of request it yielded (headers as decoded, body data), and a peer whose bytes
+//! the peer asked for (request heads as decoded, request bodies, and response bodies,
+//! whose flow control the peer pays for in WINDOW_UPDATEs), and a peer whose bytes
 //! outweigh its requests many times over is sent `GOAWAY(ENHANCE_YOUR_CALM)`. The same
 //! measure as nginx's flood check; a browser's traffic, mostly headers and bodies,
 //! never comes near it.
@@ -30,7 +31,7 @@ pub(super) struct Meter {
 }
 
 impl Meter {
-    /// Counts bytes of request: a stream's decoded head, or body data.
+    /// Counts bytes the peer asked for: a request's decoded head, body data either way.
     pub(super) fn payload(&self, n: usize) {
         self.payload.set(self.payload.get() + n as u64);
     }

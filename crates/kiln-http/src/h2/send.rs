@@ -13,6 +13,7 @@ use bytes::Bytes;
 use h2::{Reason, SendStream};
 use tokio::time::timeout;
 
+use super::meter::Meter;
 use crate::response::BodyStream;
 
 /// Most bytes of a file read for one piece.
@@ -29,79 +30,80 @@ impl From<h2::Error> for Gone {
 }
 
 /// Sends `bytes`, ending the stream after them when `last`.
-pub(super) async fn bytes(
-    stream: &mut SendStream<Bytes>,
-    mut bytes: Bytes,
-    last: bool,
-    stall: Duration,
-) -> Result<(), Gone> {
+pub(super) async fn bytes(out: &mut Out<'_>, mut bytes: Bytes, last: bool) -> Result<(), Gone> {
     while !bytes.is_empty() {
-        let room = capacity(stream, bytes.len(), stall).await?;
+        let room = out.capacity(bytes.len()).await?;
         let piece = bytes.split_to(room.min(bytes.len()));
-        stream.send_data(piece, last && bytes.is_empty())?;
+        out.meter.payload(piece.len());
+        out.stream.send_data(piece, last && bytes.is_empty())?;
     }
     Ok(())
 }
 
 /// Sends `len` bytes of `file` from `offset`, read in bounded pieces as the window opens
 /// (no `sendfile(2)`: HTTP/2 frames the bytes), then ends the stream.
-pub(super) async fn file(
-    stream: &mut SendStream<Bytes>,
-    file: &File,
-    mut offset: u64,
-    mut len: u64,
-    stall: Duration,
-) -> Result<(), Gone> {
+pub(super) async fn file(out: &mut Out<'_>, file: &File, mut offset: u64, mut len: u64) -> Result<(), Gone> {
     while len > 0 {
         let want = len.min(FILE_PIECE as u64) as usize;
-        let room = capacity(stream, want, stall).await?;
+        let room = out.capacity(want).await?;
         let mut piece = vec![0; room.min(want)];
         let read = match file.read_at(&mut piece, offset) {
-            Ok(0) | Err(_) => return Err(fail(stream)),
+            Ok(0) | Err(_) => return Err(fail(out.stream)),
             Ok(read) => read,
         };
         piece.truncate(read);
         offset += read as u64;
         len -= read as u64;
-        stream.send_data(Bytes::from(piece), len == 0)?;
+        out.meter.payload(read);
+        out.stream.send_data(Bytes::from(piece), len == 0)?;
     }
     Ok(())
 }
 
 /// Sends a streamed body chunk by chunk as it is produced; the next chunk is asked for
 /// only once the last one has room, so a slow reader slows the producer.
-pub(super) async fn stream(stream: &mut SendStream<Bytes>, mut body: BodyStream, stall: Duration) -> Result<(), Gone> {
+pub(super) async fn stream(out: &mut Out<'_>, mut body: BodyStream) -> Result<(), Gone> {
     loop {
         let next = poll_fn(|cx| {
-            if stream.poll_reset(cx).is_ready() {
+            if out.stream.poll_reset(cx).is_ready() {
                 return Poll::Ready(Err(Gone));
             }
             body.as_mut().poll_next(cx).map(Ok)
         })
         .await?;
         match next {
-            None => return Ok(stream.send_data(Bytes::new(), true)?),
-            Some(Err(_)) => return Err(fail(stream)),
+            None => return Ok(out.stream.send_data(Bytes::new(), true)?),
+            Some(Err(_)) => return Err(fail(out.stream)),
             Some(Ok(chunk)) if chunk.is_empty() => {}
-            Some(Ok(chunk)) => bytes(stream, chunk, false, stall).await?,
+            Some(Ok(chunk)) => bytes(out, chunk, false).await?,
         }
     }
 }
 
-/// Waits until the stream may send some of `want` bytes; how many it may.
-async fn capacity(stream: &mut SendStream<Bytes>, want: usize, stall: Duration) -> Result<usize, Gone> {
-    stream.reserve_capacity(want);
-    loop {
-        let room = stream.capacity();
-        if room > 0 {
-            return Ok(room);
-        }
-        match timeout(stall, poll_fn(|cx| stream.poll_capacity(cx))).await {
-            Ok(Some(Ok(_))) => {}
-            Ok(Some(Err(_)) | None) => return Err(Gone),
-            Err(_) => {
-                stream.send_reset(Reason::CANCEL);
-                return Err(Gone);
+/// Where a body goes: the stream, the connection's meter (a response's bytes count
+/// as what the peer asked for), and how long a wait for the window may last.
+pub(super) struct Out<'a> {
+    pub(super) stream: &'a mut SendStream<Bytes>,
+    pub(super) meter: &'a Meter,
+    pub(super) stall: Duration,
+}
+
+impl Out<'_> {
+    /// Waits until the stream may send some of `want` bytes; how many it may.
+    async fn capacity(&mut self, want: usize) -> Result<usize, Gone> {
+        self.stream.reserve_capacity(want);
+        loop {
+            let room = self.stream.capacity();
+            if room > 0 {
+                return Ok(room);
+            }
+            match timeout(self.stall, poll_fn(|cx| self.stream.poll_capacity(cx))).await {
+                Ok(Some(Ok(_))) => {}
+                Ok(Some(Err(_)) | None) => return Err(Gone),
+                Err(_) => {
+                    self.stream.send_reset(Reason::CANCEL);
+                    return Err(Gone);
+                }
             }
         }
     }

@@ -14,7 +14,7 @@ use tokio::time::{Instant, timeout_at};
 
 use super::conn::Shared;
 use super::encode::{self, Common};
-use super::send::{self, Gone};
+use super::send::{self, Gone, Out};
 use crate::parse::Rejection;
 use crate::request::Request;
 use crate::response::{Body, Response};
@@ -184,15 +184,15 @@ async fn respond_with(
         res.body = Body::Buffer;
         return Ok(());
     }
-    let stall = shared.worker.limits.body_timeout;
+    let out = &mut Out { stream: &mut stream, meter: &shared.meter, stall: shared.worker.limits.body_timeout };
     match mem::replace(&mut res.body, Body::Buffer) {
         Body::Buffer if res.buffer.len() <= COPY_BODY_MAX => {
-            send::bytes(&mut stream, Bytes::copy_from_slice(&res.buffer), true, stall).await
+            send::bytes(out, Bytes::copy_from_slice(&res.buffer), true).await
         }
-        Body::Buffer => send::bytes(&mut stream, Bytes::from(mem::take(&mut res.buffer)), true, stall).await,
-        Body::Static(bytes) => send::bytes(&mut stream, Bytes::from_static(bytes), true, stall).await,
-        Body::Bytes(bytes) => send::bytes(&mut stream, bytes, true, stall).await,
-        Body::File { file, offset, len } => send::file(&mut stream, &file, offset, len, stall).await,
-        Body::Stream(body) => send::stream(&mut stream, body, stall).await,
+        Body::Buffer => send::bytes(out, Bytes::from(mem::take(&mut res.buffer)), true).await,
+        Body::Static(bytes) => send::bytes(out, Bytes::from_static(bytes), true).await,
+        Body::Bytes(bytes) => send::bytes(out, bytes, true).await,
+        Body::File { file, offset, len } => send::file(out, &file, offset, len).await,
+        Body::Stream(body) => send::stream(out, body).await,
     }
 }
