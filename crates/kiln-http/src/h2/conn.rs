@@ -18,7 +18,8 @@ use futures_util::stream::FuturesUnordered;
 use h2::Reason;
 use h2::server::{Builder, Connection};
 use http::HeaderValue;
-use tokio::time::{Instant, Sleep, sleep_until, timeout};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::time::{Instant, Sleep, sleep_until, timeout, timeout_at};
 
 use super::meter::{Meter, Metered};
 use super::stream::{self, Ended};
@@ -38,6 +39,11 @@ const RESET_ALLOWANCE: u64 = 200;
 /// How long a connection that has sent `GOAWAY` and has no stream left may take to
 /// close (the peer reading the last frames) before it is dropped.
 const CLOSE_WAIT: Duration = Duration::from_secs(2);
+
+/// How long a closed connection's input is still read away (see [`linger`]).
+const LINGER_TIME: Duration = Duration::from_secs(2);
+/// Most input read away from a closed connection.
+const LINGER_BYTES: usize = 256 * 1024;
 
 /// What the streams of one connection share with it.
 pub(super) struct Shared {
@@ -109,9 +115,10 @@ pub(crate) async fn serve<S: Service, T: Transport>(
 ) {
     let hsts = io.hsts().and_then(|v| HeaderValue::from_bytes(v).ok());
     let meter = Rc::new(Meter::default());
-    let io = Metered { io, meter: Rc::clone(&meter) };
+    let mut io = Metered { io, meter: Rc::clone(&meter) };
+    // Lent, not given: once `h2` is done with the connection, it is closed here.
     // The preface and the first SETTINGS are the connection's head: the same bound.
-    let handshake = builder(&worker.limits).handshake::<_, Bytes>(io);
+    let handshake = builder(&worker.limits).handshake::<_, Bytes>(&mut io);
     if let Ok(Ok(conn)) = timeout(worker.limits.header_timeout, handshake).await {
         let date = RefCell::new((worker.date(), date_value(worker.date())));
         let shared = Shared {
@@ -126,7 +133,26 @@ pub(crate) async fn serve<S: Service, T: Transport>(
         };
         drive(conn, &*service, &shared, slot).await;
     }
+    linger(&mut io.io).await;
     worker.close_connection(slot);
+}
+
+/// Closes the write side, then reads and discards what the peer still sends for a
+/// bounded time: closing with input unread would reset the connection, and the reset
+/// could destroy the last frames (a `GOAWAY` that says why) before the peer reads them.
+async fn linger<T: Transport>(io: &mut T) {
+    let deadline = Instant::now() + LINGER_TIME;
+    if !matches!(timeout_at(deadline, io.shutdown()).await, Ok(Ok(()))) {
+        return;
+    }
+    let mut scratch = vec![0u8; 4096];
+    let mut discarded = 0;
+    while discarded < LINGER_BYTES {
+        match timeout_at(deadline, io.read(&mut scratch)).await {
+            Ok(Ok(n)) if n > 0 => discarded += n,
+            _ => return,
+        }
+    }
 }
 
 /// Accepts streams and answers them until the connection closes.
@@ -166,6 +192,7 @@ async fn drive<S: Service, T: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unp
             match conn.poll_accept(cx) {
                 Poll::Ready(Some(Ok((request, respond)))) => {
                     accepted += 1;
+                    was_busy = true;
                     streams.push(stream::serve(service, shared, request, respond));
                     turn += 1;
                     if turn == STREAMS_PER_TURN {
