@@ -42,6 +42,31 @@ pub const DRAIN_DELAY: Duration = Duration::from_secs(0);
 /// Time given to in-flight requests after SIGTERM or SIGINT before the process exits.
 pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
 
+// HTTP/2 (RFC 9113). A stream's body obeys `MAX_BODY_BYTES` (`413`, then
+// `RST_STREAM(NO_ERROR)`), its send side `BODY_TIMEOUT` (`RST_STREAM(CANCEL)` when the
+// peer opens no window in time), and a connection's streams count against
+// `MAX_REQUESTS_PER_CONNECTION` (then a graceful `GOAWAY`).
+
+/// Streams one HTTP/2 connection may have open at once (`SETTINGS_MAX_CONCURRENT_STREAMS`);
+/// a stream beyond it is refused with `RST_STREAM(REFUSED_STREAM)`.
+pub const H2_MAX_CONCURRENT_STREAMS: u32 = 128;
+/// Largest decoded header list of one HTTP/2 request (`SETTINGS_MAX_HEADER_LIST_SIZE`,
+/// names and values plus 32 bytes each); a larger one is refused (`431` or a reset).
+pub const H2_MAX_HEADER_LIST_SIZE: u32 = 16 * 1024;
+/// Bytes of request body one HTTP/2 stream may send before the server reads them
+/// (`SETTINGS_INITIAL_WINDOW_SIZE`).
+pub const H2_STREAM_WINDOW: u32 = 1024 * 1024;
+/// Bytes of request bodies one HTTP/2 connection may send before the server reads them
+/// (the connection's flow-control window).
+pub const H2_CONNECTION_WINDOW: u32 = 1024 * 1024;
+/// Streams an HTTP/2 peer may open and reset before they are answered, waiting in the
+/// accept queue, before the connection is closed with `GOAWAY(ENHANCE_YOUR_CALM)`
+/// (the 2023 "rapid reset" attack).
+pub const H2_MAX_PENDING_ACCEPT_RESET_STREAMS: usize = 20;
+/// Streams the server may have to reset for the peer's protocol errors before the
+/// connection is closed with `GOAWAY(ENHANCE_YOUR_CALM)`.
+pub const H2_MAX_LOCAL_ERROR_RESET_STREAMS: usize = 256;
+
 /// Every limit and timeout of the connection engine. `Limits::default()` holds the
 /// constants of this module.
 #[derive(Debug, Clone)]
@@ -68,6 +93,18 @@ pub struct Limits {
     pub max_connections_per_worker: usize,
     /// See [`MAX_BUFFERED_BYTES`].
     pub max_buffered_bytes: usize,
+    /// See [`H2_MAX_CONCURRENT_STREAMS`].
+    pub h2_max_concurrent_streams: u32,
+    /// See [`H2_MAX_HEADER_LIST_SIZE`].
+    pub h2_max_header_list_size: u32,
+    /// See [`H2_STREAM_WINDOW`].
+    pub h2_stream_window: u32,
+    /// See [`H2_CONNECTION_WINDOW`].
+    pub h2_connection_window: u32,
+    /// See [`H2_MAX_PENDING_ACCEPT_RESET_STREAMS`].
+    pub h2_max_pending_accept_reset_streams: usize,
+    /// See [`H2_MAX_LOCAL_ERROR_RESET_STREAMS`].
+    pub h2_max_local_error_reset_streams: usize,
 }
 
 impl Default for Limits {
@@ -84,6 +121,12 @@ impl Default for Limits {
             max_requests_per_connection: MAX_REQUESTS_PER_CONNECTION,
             max_connections_per_worker: MAX_CONNECTIONS_PER_WORKER,
             max_buffered_bytes: MAX_BUFFERED_BYTES,
+            h2_max_concurrent_streams: H2_MAX_CONCURRENT_STREAMS,
+            h2_max_header_list_size: H2_MAX_HEADER_LIST_SIZE,
+            h2_stream_window: H2_STREAM_WINDOW,
+            h2_connection_window: H2_CONNECTION_WINDOW,
+            h2_max_pending_accept_reset_streams: H2_MAX_PENDING_ACCEPT_RESET_STREAMS,
+            h2_max_local_error_reset_streams: H2_MAX_LOCAL_ERROR_RESET_STREAMS,
         }
     }
 }

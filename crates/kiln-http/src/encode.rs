@@ -26,7 +26,7 @@ pub(crate) fn delimit(res: &Response, version: Version) -> Delimit {
     }
     match (res.body_len(), version) {
         (Some(n), _) => Delimit::Length(n),
-        (None, Version::Http11) => Delimit::Chunked,
+        (None, Version::Http11 | Version::Http2) => Delimit::Chunked,
         (None, Version::Http10) => Delimit::Close,
     }
 }

@@ -11,6 +11,9 @@ pub enum Version {
     Http10,
     /// HTTP/1.1: the connection stays open unless either side says `Connection: close`.
     Http11,
+    /// HTTP/2 (RFC 9113): one stream of a multiplexed connection, by ALPN over TLS or
+    /// with prior knowledge on the plain port. Its `:authority` reads as `host`.
+    Http2,
 }
 
 /// Where a header's name and value sit in the read buffer.

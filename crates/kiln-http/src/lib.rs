@@ -1,4 +1,4 @@
-//! kiln's HTTP/1.1 connection engine and thread-per-core server runtime.
+//! kiln's HTTP/1.1 and HTTP/2 connection engines and thread-per-core server runtime.
 //!
 //! - One worker thread per core, each with its own current-thread tokio runtime and
 //!   `SO_REUSEPORT` listener; a service is built per worker, so it may be `!Send`.
@@ -20,6 +20,12 @@
 //! - Behind a load balancer: the PROXY protocol (v1 and v2) and forwarded headers from
 //!   [trusted proxies](TrustedProxies) only, and a [`Readiness`] that turns to
 //!   "draining" for a drain delay before SIGTERM stops accepting.
+//! - HTTP/2 (RFC 9113) on the `h2` crate: h2 by ALPN over TLS, h2c with prior knowledge
+//!   on the plain port (told from HTTP/1.1 by its preface); a connection's streams are
+//!   served inside its own task with the same [`Request`] and [`Response`] as HTTP/1.1;
+//!   named limits (`Limits::h2_*`), a graceful `GOAWAY` on shutdown and at the request
+//!   cap, and floods (rapid reset, CONTINUATION, HPACK bombs, SETTINGS, PING and empty
+//!   frames) answered with `GOAWAY(ENHANCE_YOUR_CALM)`. h2spec passes every case.
 //! - HTTPS in process (feature `tls`, rustls on ring): TLS 1.2 and 1.3, ALPN, a bounded
 //!   handshake, session tickets, the certificate reloaded on SIGHUP, HSTS, and a
 //!   redirecting plain-HTTP service; see `docs/tls.md` (module `tls_guide`).
@@ -56,6 +62,7 @@ mod error;
 #[cfg(feature = "fuzzing")]
 #[doc(hidden)]
 pub mod fuzzing;
+mod h2;
 mod handover;
 mod head;
 mod listeners;
@@ -76,9 +83,10 @@ mod worker;
 pub use bytes::Bytes;
 pub use chunked::{MAX_CHUNK_EXTENSIONS, MAX_TRAILER_BYTES};
 pub use config::{
-    BODY_TIMEOUT, DRAIN_DELAY, HANDSHAKE_TIMEOUT, HEADER_TIMEOUT, IDLE_TIMEOUT, Limits, MAX_BODY_BYTES,
-    MAX_BUFFERED_BYTES, MAX_CONNECTIONS_PER_WORKER, MAX_HEAD_BYTES, MAX_HEADERS, MAX_REQUEST_LINE,
-    MAX_REQUESTS_PER_CONNECTION, SHUTDOWN_GRACE,
+    BODY_TIMEOUT, DRAIN_DELAY, H2_CONNECTION_WINDOW, H2_MAX_CONCURRENT_STREAMS, H2_MAX_HEADER_LIST_SIZE,
+    H2_MAX_LOCAL_ERROR_RESET_STREAMS, H2_MAX_PENDING_ACCEPT_RESET_STREAMS, H2_STREAM_WINDOW, HANDSHAKE_TIMEOUT,
+    HEADER_TIMEOUT, IDLE_TIMEOUT, Limits, MAX_BODY_BYTES, MAX_BUFFERED_BYTES, MAX_CONNECTIONS_PER_WORKER,
+    MAX_HEAD_BYTES, MAX_HEADERS, MAX_REQUEST_LINE, MAX_REQUESTS_PER_CONNECTION, SHUTDOWN_GRACE,
 };
 pub use error::Error;
 pub use head::Version;

@@ -201,7 +201,8 @@ pub(crate) fn parse_head(buf: &[u8], limits: &Limits, head: &mut Head) -> Result
     }
 
     let keep_alive = match version {
-        Version::Http11 => !close,
+        // HTTP/2 never reaches this parser; its streams have no keep-alive of their own.
+        Version::Http11 | Version::Http2 => !close,
         Version::Http10 => keep_alive_token && !close,
     };
     Ok(Some(Parsed { len, framing, keep_alive, expect_continue, is_head: method == "HEAD" }))

@@ -1,6 +1,9 @@
 //! The one trait the connection engine calls into.
 
-use std::future::Future;
+use std::future::{Future, poll_fn};
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::pin::pin;
+use std::task::Poll;
 
 use crate::{Request, Response};
 
@@ -23,6 +26,24 @@ impl<S: Service> Service for std::rc::Rc<S> {
     fn call<'a>(&'a self, req: Request<'a>, res: &'a mut Response) -> impl Future<Output = ()> + 'a {
         (**self).call(req, res)
     }
+}
+
+/// Calls `service`, catching a panic: `false` when it panicked, while starting its
+/// future (a synchronous [`service_fn`]) or while it ran. The caller then answers `500`;
+/// a panicking handler costs its request, not the worker.
+pub(crate) async fn call_caught<'a, S: Service>(service: &'a S, req: Request<'a>, res: &'a mut Response) -> bool {
+    let start = move || {
+        let res = res;
+        service.call(req, res)
+    };
+    let Ok(call) = catch_unwind(AssertUnwindSafe(start)) else { return false };
+    let mut call = pin!(call);
+    poll_fn(|cx| match catch_unwind(AssertUnwindSafe(|| call.as_mut().poll(cx))) {
+        Ok(Poll::Ready(())) => Poll::Ready(true),
+        Ok(Poll::Pending) => Poll::Pending,
+        Err(_) => Poll::Ready(false),
+    })
+    .await
 }
 
 /// Turns a plain function into a [`Service`], for tests and tiny servers.

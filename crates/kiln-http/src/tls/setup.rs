@@ -16,9 +16,9 @@ use crate::error::Error;
 /// resumes with tickets, which the server does not store). Each is a few hundred
 /// bytes; nginx's `ssl_session_cache shared:SSL:1m` holds about 4,000.
 const SESSION_CACHE_ENTRIES: usize = 4096;
-/// The protocols offered by ALPN, most preferred first. Only HTTP/1.1 today; `h2`
-/// joins here once the engine speaks it.
-const ALPN: &[&[u8]] = &[b"http/1.1"];
+/// The protocols offered by ALPN, most preferred first: a client that offers both
+/// gets HTTP/2; one that offers none gets HTTP/1.1.
+const ALPN: &[&[u8]] = &[b"h2", b"http/1.1"];
 
 /// What [`Tls`] settings become once the files are read.
 #[derive(Debug, Clone)]

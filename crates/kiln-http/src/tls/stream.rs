@@ -25,6 +25,11 @@ impl TlsConn {
     pub(crate) fn new(inner: TlsStream<TcpStream>, hsts: Option<Rc<[u8]>>) -> Self {
         TlsConn { inner, hsts }
     }
+
+    /// Whether the client chose HTTP/2 by ALPN (RFC 7301, RFC 9113 §3.2).
+    pub(crate) fn is_h2(&self) -> bool {
+        self.inner.get_ref().1.alpn_protocol() == Some(b"h2")
+    }
 }
 
 /// Polls `f` once without waiting: `Pending` becomes `WouldBlock`. The no-op waker

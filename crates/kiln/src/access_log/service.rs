@@ -151,6 +151,7 @@ impl WorkerLog {
             version: match req.version() {
                 Version::Http10 => "HTTP/1.0",
                 Version::Http11 => "HTTP/1.1",
+                Version::Http2 => "HTTP/2.0",
             },
             status,
             bytes: if bodiless { 0 } else { res.body_len().unwrap_or(0) },
