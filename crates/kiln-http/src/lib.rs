@@ -51,6 +51,7 @@ pub mod tls_guide {}
 mod chunked;
 mod config;
 mod conn;
+mod drain;
 mod encode;
 mod error;
 #[cfg(feature = "fuzzing")]
@@ -71,6 +72,7 @@ mod service;
 mod tls;
 mod transport;
 mod trusted_proxies;
+mod upgrade;
 mod worker;
 
 pub use bytes::Bytes;
@@ -80,6 +82,7 @@ pub use config::{
     MAX_BUFFERED_BYTES, MAX_CONNECTIONS_PER_WORKER, MAX_HEAD_BYTES, MAX_HEADERS, MAX_REQUEST_LINE,
     MAX_REQUESTS_PER_CONNECTION, SHUTDOWN_GRACE,
 };
+pub use drain::{draining, is_draining};
 pub use error::Error;
 pub use head::Version;
 pub use http::{Method, StatusCode};
@@ -91,3 +94,4 @@ pub use service::{Service, ServiceFn, service_fn};
 #[cfg(feature = "tls")]
 pub use tls::{HttpsRedirect, Tls};
 pub use trusted_proxies::{InvalidCidr, TrustedProxies};
+pub use upgrade::{OnUpgrade, Upgraded, UpgradedIo};
