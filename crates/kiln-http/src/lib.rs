@@ -74,6 +74,7 @@ mod transport;
 mod trusted_proxies;
 mod upgrade;
 mod worker;
+pub mod ws;
 
 pub use bytes::Bytes;
 pub use chunked::{MAX_CHUNK_EXTENSIONS, MAX_TRAILER_BYTES};
