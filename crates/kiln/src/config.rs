@@ -101,4 +101,10 @@ fn render_with(render: Option<&RenderRejection>, rejection: &Rejection, res: &mu
             res.append_header_unchecked(b"Allow", r.allow().as_bytes());
         }
     }
+    if let Rejection::UnsupportedWebSocketVersion(_) = rejection {
+        // RFC 6455 §4.4: a 426 names the versions the server speaks.
+        if !res.has_header("sec-websocket-version") {
+            res.append_header_unchecked(b"Sec-WebSocket-Version", b"13");
+        }
+    }
 }

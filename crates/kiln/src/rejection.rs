@@ -95,6 +95,16 @@ rejection!(
     InvalidCsrfToken => FORBIDDEN
 );
 rejection!(
+    /// A WebSocket handshake that breaks RFC 6455 §4.2.1: not a GET, no
+    /// `Upgrade: websocket` or `Connection: upgrade`, a bad `Sec-WebSocket-Key` (400).
+    InvalidWebSocketHandshake => BAD_REQUEST
+);
+rejection!(
+    /// A WebSocket handshake for a version other than 13 (426); the response says
+    /// `Sec-WebSocket-Version: 13` (RFC 6455 §4.4).
+    UnsupportedWebSocketVersion => UPGRADE_REQUIRED
+);
+rejection!(
     /// The app is wired wrongly, such as a handler asking for a route it does not
     /// serve (500). Never the client's fault.
     Internal => INTERNAL_SERVER_ERROR
@@ -186,6 +196,8 @@ pub enum Rejection {
     InvalidJson(InvalidJson),
     InvalidForm(InvalidForm),
     InvalidCsrfToken(InvalidCsrfToken),
+    InvalidWebSocketHandshake(InvalidWebSocketHandshake),
+    UnsupportedWebSocketVersion(UnsupportedWebSocketVersion),
     Internal(Internal),
     /// Raised by an extractor the app defines itself.
     Custom {
@@ -215,6 +227,8 @@ impl Rejection {
             Rejection::InvalidJson(_) => InvalidJson::STATUS,
             Rejection::InvalidForm(_) => InvalidForm::STATUS,
             Rejection::InvalidCsrfToken(_) => InvalidCsrfToken::STATUS,
+            Rejection::InvalidWebSocketHandshake(_) => InvalidWebSocketHandshake::STATUS,
+            Rejection::UnsupportedWebSocketVersion(_) => UnsupportedWebSocketVersion::STATUS,
             Rejection::Internal(_) => Internal::STATUS,
             Rejection::Custom { status, .. } => *status,
         }
@@ -244,6 +258,8 @@ impl fmt::Display for Rejection {
             Rejection::InvalidJson(r) => r.fmt(f),
             Rejection::InvalidForm(r) => r.fmt(f),
             Rejection::InvalidCsrfToken(r) => r.fmt(f),
+            Rejection::InvalidWebSocketHandshake(r) => r.fmt(f),
+            Rejection::UnsupportedWebSocketVersion(r) => r.fmt(f),
             Rejection::Internal(r) => r.fmt(f),
             Rejection::Custom { message, .. } => f.write_str(message),
         }

@@ -244,7 +244,12 @@ impl WsReceiver {
             OpCode::Close => {
                 let frame = match close::parse(&self.control) {
                     Ok(frame) => frame,
-                    Err((code, reason)) => return self.fail(code, reason).await,
+                    Err((code, reason)) => {
+                        // The peer has closed, if badly: answer with the error and end
+                        // now, rather than wait for a second close frame.
+                        self.shared.push_close(Some(code), reason);
+                        return self.finish().await;
+                    }
                 };
                 // §5.5.1: answer with a close frame, echoing the code.
                 let code = frame.as_ref().map(|f| f.code);
