@@ -44,18 +44,29 @@ use crate::response::IntoResponse;
 /// [`UnsupportedWebSocketVersion`](crate::rejection::UnsupportedWebSocketVersion) (426,
 /// `Sec-WebSocket-Version: 13`).
 ///
-/// What it chooses, against what users of other frameworks' sockets ran into:
+/// What it chooses, against what users of other frameworks' sockets ran into (their
+/// issue trackers: dead peers found only when a write fails, as in ASP.NET's
+/// aspnet/WebSockets#74 and Cowboy apps that add their own pings; actix-web#1967, "Websocket
+/// client uses an unbounded buffer"; warp#545, graceful shutdown that cuts open
+/// sockets without a close frame):
 /// - **A heartbeat by default** (a ping after 30 s of silence, 1011 after 30 s more):
-///   a peer that vanished without a FIN does not hold its socket forever.
+///   a peer that vanished without a FIN does not hold its socket forever. Any byte
+///   from the peer counts as alive, so a busy socket is never pinged.
 /// - **A bounded send queue** (1 MiB): `send` waits when it is full, `try_send` hands
 ///   the message back, and a peer that takes no byte for 30 s is dropped; memory per
-///   socket never grows with a slow reader.
-/// - **Limits** on frames and messages (16 MiB), counted after decompression.
-/// - **Shutdown reaches sockets**: on drain each one is closed with 1001, and until it
-///   ends it counts as an open connection, so the server waits for it (within the
-///   grace period).
+///   socket never grows with a slow reader, and a peer that floods pings without
+///   reading the pongs is not read from while the queue is full.
+/// - **Limits** on frames and messages (16 MiB), the message counted after
+///   decompression as it inflates, so a small deflate bomb is stopped at the limit.
+/// - **Shutdown reaches sockets**: on drain each one is closed with 1001 and given
+///   5 s for the client's close frame; until it ends it counts as an open connection,
+///   so the server waits for it (within the grace period).
 /// - **permessage-deflate is on** when the client offers it (off with
 ///   [`deflate`](Self::deflate)), with context takeover and window bits negotiated.
+///
+/// The socket's protocol work (pongs, the heartbeat, the close handshake, drain) runs
+/// while [`recv`](kiln_http::ws::WsReceiver::recv) is awaited: keep one task
+/// receiving, even when the app only sends.
 #[derive(Debug)]
 pub struct WebSocketUpgrade {
     handshake: Handshake,
