@@ -1,8 +1,10 @@
-//! The benchmark endpoints: `/pong`, `/hello`, `/plaintext`, `/json` and `/bigtable`.
+//! The benchmark endpoints: `/pong`, `/hello`, `/plaintext`, `/json`, `/bigtable` and
+//! the WebSocket echo `/ws/echo`.
 
 use kiln::markup::{Flow, Fragment, Reserve};
 use kiln::rejection::{InvalidQuery, Rejection};
-use kiln::{App, Json, Route, html};
+use kiln::ws::WebSocketUpgrade;
+use kiln::{App, IntoResponse, Json, Route, html};
 use serde::Serialize;
 
 /// Most rows `/bigtable` renders; more is refused with 400.
@@ -37,6 +39,12 @@ pub(crate) struct Plaintext;
 #[route("/json")]
 pub(crate) struct JsonMessage;
 
+/// The WebSocket echo: every text and binary message sent back as it came, compressed
+/// when the client offers permessage-deflate (what the Autobahn testsuite runs against).
+#[derive(Route)]
+#[route("/ws/echo")]
+pub(crate) struct WsEcho;
+
 /// Yesod's bigtable: `rows` × `cols`, each cell its column number.
 #[derive(Route)]
 #[route("/bigtable")]
@@ -69,7 +77,17 @@ impl TableSize {
 
 /// Adds the benchmark routes to an app of any state.
 pub(crate) fn mount<S: 'static>(app: App<S>) -> App<S> {
-    app.route(pong).route(hello).route(plaintext).route(json).route(bigtable)
+    app.route(pong).route(hello).route(plaintext).route(json).route(bigtable).route(ws_echo)
+}
+
+async fn ws_echo(_: WsEcho, ws: WebSocketUpgrade) -> impl IntoResponse {
+    ws.on_upgrade(|mut socket| async move {
+        while let Some(msg) = socket.recv().await {
+            if socket.send(msg).await.is_err() {
+                break;
+            }
+        }
+    })
 }
 
 async fn pong(_: Pong) -> &'static str {

@@ -24,6 +24,7 @@ use crate::request::Request;
 use crate::response::Body;
 use crate::service::Service;
 use crate::transport::{Transport, send_all_held};
+use crate::upgrade::{OnUpgrade, Upgraded};
 use crate::worker::{Bufs, ConnBufs, INITIAL_BUFFER, KEEP_BUFFER, Worker, shrink};
 
 /// Responses buffered beyond this are written before the next pipelined request is
@@ -89,6 +90,17 @@ pub(crate) async fn serve<S: Service, T: Transport>(
     let bufs = Bufs::default();
     let mut conn = Conn { stream, peer, worker, bufs, start: 0, served: 0, idle_timer, slot, held: 0, lowat: false };
     let finished = conn.run(&*service).await.is_ok();
+    // `write_response` leaves the callback in the response only once it has sent a
+    // `101`; the flush after it succeeded, so the client has the head.
+    if let Some(on_upgrade) = upgrade_sent(&mut conn.bufs, finished) {
+        let read_ahead = conn.bufs.read[conn.start..].to_vec();
+        conn.worker.unhold(&mut conn.held);
+        conn.worker.release(mem::take(&mut conn.bufs));
+        let Conn { stream, worker, slot, .. } = conn;
+        crate::upgrade::run(on_upgrade, Upgraded::new(Box::new(stream), read_ahead)).await;
+        worker.close_connection(slot);
+        return;
+    }
     conn.worker.unhold(&mut conn.held);
     if conn.bufs.is_allocated() {
         conn.worker.release(mem::take(&mut conn.bufs));
@@ -101,6 +113,11 @@ pub(crate) async fn serve<S: Service, T: Transport>(
         conn.stream.close(LINGER_TIME).await;
     }
     conn.worker.close_connection(conn.slot);
+}
+
+/// The upgrade callback of a `101` that went out, if the connection ended on one.
+fn upgrade_sent(bufs: &mut Bufs, finished: bool) -> Option<OnUpgrade> {
+    if finished && bufs.is_allocated() { bufs.res.upgrade.take() } else { None }
 }
 
 struct Conn<T> {
@@ -463,6 +480,17 @@ impl<T: Transport> Conn<T> {
             encode::error_response(&mut self.bufs.res, OVER_BUDGET.status, OVER_BUDGET.reason);
         }
         let version = self.bufs.head.version.unwrap_or(Version::Http11);
+        if self.bufs.res.upgrade.is_some() {
+            let date = self.worker.date();
+            let ConnBufs { write, res, .. } = &mut *self.bufs;
+            if res.status == StatusCode::SWITCHING_PROTOCOLS && version == Version::Http11 && !parsed.is_head {
+                // RFC 9110 §7.8: after the 101's empty line the connection belongs to
+                // the new protocol; `serve` hands it over once this head is flushed.
+                encode::encode_head(write, res, &date, Delimit::None, true, version);
+                return Ok(false);
+            }
+            res.upgrade = None;
+        }
         let delimit = encode::delimit(&self.bufs.res, version);
         let keep_alive = keep_alive && delimit != Delimit::Close;
         let date = self.worker.date();

@@ -57,6 +57,7 @@ pub mod tls_guide {}
 mod chunked;
 mod config;
 mod conn;
+mod drain;
 mod encode;
 mod error;
 #[cfg(feature = "fuzzing")]
@@ -78,7 +79,9 @@ mod service;
 mod tls;
 mod transport;
 mod trusted_proxies;
+mod upgrade;
 mod worker;
+pub mod ws;
 
 pub use bytes::Bytes;
 pub use chunked::{MAX_CHUNK_EXTENSIONS, MAX_TRAILER_BYTES};
@@ -88,6 +91,7 @@ pub use config::{
     HEADER_TIMEOUT, IDLE_TIMEOUT, Limits, MAX_BODY_BYTES, MAX_BUFFERED_BYTES, MAX_CONNECTIONS_PER_WORKER,
     MAX_HEAD_BYTES, MAX_HEADERS, MAX_REQUEST_LINE, MAX_REQUESTS_PER_CONNECTION, SHUTDOWN_GRACE,
 };
+pub use drain::{draining, is_draining};
 pub use error::Error;
 pub use head::Version;
 pub use http::{Method, StatusCode};
@@ -99,3 +103,4 @@ pub use service::{Service, ServiceFn, service_fn};
 #[cfg(feature = "tls")]
 pub use tls::{HttpsRedirect, Tls};
 pub use trusted_proxies::{InvalidCidr, TrustedProxies};
+pub use upgrade::{OnUpgrade, Upgraded, UpgradedIo};

@@ -9,6 +9,8 @@ use bytes::Bytes;
 use futures_core::Stream;
 use http::StatusCode;
 
+use crate::upgrade::OnUpgrade;
+
 /// A body produced piece by piece; sent with chunked transfer coding.
 pub type BodyStream = Pin<Box<dyn Stream<Item = io::Result<Bytes>>>>;
 
@@ -50,6 +52,8 @@ pub struct Response {
     pub(crate) buffer: Vec<u8>,
     pub(crate) body: Body,
     pub(crate) close: bool,
+    /// Set by [`set_upgrade`](Self::set_upgrade); taken by the engine after a `101`.
+    pub(crate) upgrade: Option<OnUpgrade>,
 }
 
 impl Default for Response {
@@ -61,7 +65,14 @@ impl Default for Response {
 impl Response {
     /// An empty `200 OK` response.
     pub fn new() -> Self {
-        Response { status: StatusCode::OK, headers: Vec::new(), buffer: Vec::new(), body: Body::Buffer, close: false }
+        Response {
+            status: StatusCode::OK,
+            headers: Vec::new(),
+            buffer: Vec::new(),
+            body: Body::Buffer,
+            close: false,
+            upgrade: None,
+        }
     }
 
     /// Resets to an empty `200 OK`, keeping the buffers' capacity.
@@ -71,6 +82,7 @@ impl Response {
         self.buffer.clear();
         self.body = Body::Buffer;
         self.close = false;
+        self.upgrade = None;
     }
 
     /// The status code.
@@ -192,6 +204,20 @@ impl Response {
             Body::Bytes(b) => Some(b),
             Body::File { .. } | Body::Stream(_) => None,
         }
+    }
+
+    /// Switches protocols: with status `101 Switching Protocols` (and the service's own
+    /// `Upgrade` and `Connection: upgrade` headers), the engine sends the head, flushes
+    /// it, and calls `on_upgrade` with the connection, inside the connection's task
+    /// (HTTP/1.1 only). With any other status, or to a `HEAD` or HTTP/1.0 request, the
+    /// callback is dropped and the response goes out as usual.
+    pub fn set_upgrade(&mut self, on_upgrade: OnUpgrade) {
+        self.upgrade = Some(on_upgrade);
+    }
+
+    /// Whether [`set_upgrade`](Self::set_upgrade) was called.
+    pub fn has_upgrade(&self) -> bool {
+        self.upgrade.is_some()
     }
 
     /// Closes the connection after this response.

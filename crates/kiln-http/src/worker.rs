@@ -83,6 +83,7 @@ pub(crate) struct Worker {
 
 impl Worker {
     pub(crate) fn new(limits: Limits) -> Self {
+        crate::drain::reset();
         Worker {
             limits,
             date: Cell::new(render_date()),
@@ -126,6 +127,7 @@ impl Worker {
     /// connection wakes up to drain and close.
     pub(crate) fn begin_shutdown(&self) {
         self.shutting_down.set(true);
+        crate::drain::begin();
         let wakers: Vec<Waker> = self.parked.borrow_mut().iter_mut().filter_map(Option::take).collect();
         wakers.into_iter().for_each(Waker::wake);
     }

@@ -115,4 +115,10 @@ fn render_with(render: Option<&RenderRejection>, rejection: &Rejection, res: &mu
     if matches!(rejection, Rejection::Unavailable(_)) && !res.has_header("retry-after") {
         res.append_header_unchecked(b"Retry-After", b"1");
     }
+    if let Rejection::UnsupportedWebSocketVersion(_) = rejection {
+        // RFC 6455 §4.4: a 426 names the versions the server speaks.
+        if !res.has_header("sec-websocket-version") {
+            res.append_header_unchecked(b"Sec-WebSocket-Version", b"13");
+        }
+    }
 }

@@ -105,6 +105,7 @@ mod session;
 mod signed;
 pub mod static_files;
 pub mod test;
+pub mod ws;
 
 pub use kiln_http as http;
 pub use kiln_http::{Bytes, Method, Request, Response, StatusCode};

@@ -106,6 +106,16 @@ rejection!(
     Unavailable => SERVICE_UNAVAILABLE
 );
 rejection!(
+    /// A WebSocket handshake that breaks RFC 6455 §4.2.1: not a GET, no
+    /// `Upgrade: websocket` or `Connection: upgrade`, a bad `Sec-WebSocket-Key` (400).
+    InvalidWebSocketHandshake => BAD_REQUEST
+);
+rejection!(
+    /// A WebSocket handshake for a version other than 13 (426); the response says
+    /// `Sec-WebSocket-Version: 13` (RFC 6455 §4.4).
+    UnsupportedWebSocketVersion => UPGRADE_REQUIRED
+);
+rejection!(
     /// The app is wired wrongly, such as a handler asking for a route it does not
     /// serve (500). Never the client's fault.
     Internal => INTERNAL_SERVER_ERROR
@@ -250,6 +260,8 @@ pub enum Rejection {
     Unauthorized(Unauthorized),
     Conflict(Conflict),
     Unavailable(Unavailable),
+    InvalidWebSocketHandshake(InvalidWebSocketHandshake),
+    UnsupportedWebSocketVersion(UnsupportedWebSocketVersion),
     Internal(Internal),
     /// Raised by an extractor the app defines itself.
     Custom {
@@ -282,6 +294,8 @@ impl Rejection {
             Rejection::Unauthorized(_) => Unauthorized::STATUS,
             Rejection::Conflict(_) => Conflict::STATUS,
             Rejection::Unavailable(_) => Unavailable::STATUS,
+            Rejection::InvalidWebSocketHandshake(_) => InvalidWebSocketHandshake::STATUS,
+            Rejection::UnsupportedWebSocketVersion(_) => UnsupportedWebSocketVersion::STATUS,
             Rejection::Internal(_) => Internal::STATUS,
             Rejection::Custom { status, .. } => *status,
         }
@@ -314,6 +328,8 @@ impl fmt::Display for Rejection {
             Rejection::Unauthorized(r) => r.fmt(f),
             Rejection::Conflict(r) => r.fmt(f),
             Rejection::Unavailable(r) => r.fmt(f),
+            Rejection::InvalidWebSocketHandshake(r) => r.fmt(f),
+            Rejection::UnsupportedWebSocketVersion(r) => r.fmt(f),
             Rejection::Internal(r) => r.fmt(f),
             Rejection::Custom { message, .. } => f.write_str(message),
         }

@@ -1,0 +1,30 @@
+//! WebSocket (RFC 6455) on an upgraded connection, with permessage-deflate (RFC 7692).
+//!
+//! The handshake is the framework's: it answers `101` with
+//! [`Response::set_upgrade`](crate::Response::set_upgrade) and, in the callback, makes
+//! a [`WebSocket`] from the [`Upgraded`](crate::Upgraded) connection.
+//!
+//! - `frame`: frame headers, masking; `close`: close codes and payloads;
+//!   `utf8`: incremental validation; `deflate`: negotiation and (de)compression;
+//! - `sender`: the bounded output queue; `receiver`: reading, reassembly, control
+//!   frames, heartbeat and close; `socket`: both together.
+
+mod close;
+mod config;
+mod deflate;
+mod frame;
+mod message;
+mod receiver;
+mod sender;
+mod socket;
+mod utf8;
+
+pub use close::{CloseCode, CloseFrame};
+pub use config::{
+    CLOSE_TIMEOUT, HEARTBEAT, MAX_FRAME_BYTES, MAX_MESSAGE_BYTES, MAX_QUEUE_BYTES, SEND_TIMEOUT, WsConfig,
+};
+pub use deflate::{DeflateConfig, DeflateParams, negotiate as negotiate_deflate};
+pub use message::Message;
+pub use receiver::WsReceiver;
+pub use sender::{SendError, TrySendError, WsSender};
+pub use socket::WebSocket;

@@ -1,0 +1,367 @@
+//! The receiving half: reads frames, reassembles and decompresses messages, answers
+//! pings, runs the heartbeat, and carries the close handshake to its end.
+//!
+//! Nothing here reads unless [`WsReceiver::recv`] is called: an application that
+//! only sends must still keep a task receiving, or pings go unanswered and the
+//! close handshake never completes (the heartbeat then closes the socket).
+
+use std::pin::Pin;
+use std::rc::Rc;
+
+use tokio::io::{AsyncReadExt, ReadHalf};
+use tokio::time::{Instant, Sleep, sleep_until};
+
+use super::close::{self, CloseCode, CloseFrame};
+use super::deflate::{InflateError, Inflater};
+use super::frame::{self, FrameError, Header, OpCode};
+use super::message::Message;
+use super::sender::{Shared, WriteState};
+use super::utf8::Utf8Validator;
+use crate::upgrade::UpgradedIo;
+
+/// Free space offered to each read.
+const READ_CHUNK: usize = 16 * 1024;
+
+/// What the buffered bytes gave.
+enum Event {
+    Message(Message),
+    /// A control frame, its payload in `control`.
+    Control(OpCode),
+}
+
+/// Why the connection is to be failed (RFC 6455 §7.1.7): the close code to send.
+type Fail = (CloseCode, &'static str);
+
+/// What ended a wait for input.
+enum Wake {
+    Read(usize),
+    ReadError,
+    Heartbeat,
+    Drain,
+    CloseTimeout,
+    Wrote,
+}
+
+/// The receiving half of a WebSocket; see [`recv`](Self::recv).
+pub struct WsReceiver {
+    shared: Rc<Shared>,
+    read: ReadHalf<Box<dyn UpgradedIo>>,
+    rbuf: Vec<u8>,
+    rpos: usize,
+    /// The frame whose payload is being read, and how much of it has been.
+    frame: Option<(Header, u64)>,
+    /// The message being reassembled: its opcode, whether it is compressed.
+    msg_op: Option<(OpCode, bool)>,
+    msg: Vec<u8>,
+    /// How much of a text message has been checked as it arrived.
+    checked: usize,
+    utf8: Utf8Validator,
+    control: Vec<u8>,
+    inflater: Option<Inflater>,
+    /// Fires after an interval of silence: first a ping, then 1011.
+    heartbeat: Option<Pin<Box<Sleep>>>,
+    heard: bool,
+    pinged: bool,
+    /// Set once our close frame is out: when we stop waiting for the peer's.
+    closing: Option<Instant>,
+    peer_close: Option<CloseFrame>,
+    done: bool,
+}
+
+impl WsReceiver {
+    pub(crate) fn new(
+        shared: Rc<Shared>,
+        read: ReadHalf<Box<dyn UpgradedIo>>,
+        read_ahead: Vec<u8>,
+        inflater: Option<Inflater>,
+    ) -> Self {
+        let heartbeat = shared.config.heartbeat.map(|every| Box::pin(sleep_until(Instant::now() + every)));
+        WsReceiver {
+            shared,
+            read,
+            rbuf: read_ahead,
+            rpos: 0,
+            frame: None,
+            msg_op: None,
+            msg: Vec::new(),
+            checked: 0,
+            utf8: Utf8Validator::default(),
+            control: Vec::new(),
+            inflater,
+            heartbeat,
+            heard: false,
+            pinged: false,
+            closing: None,
+            peer_close: None,
+            done: false,
+        }
+    }
+
+    /// The next message; `None` once the connection has closed: the close handshake
+    /// done (see [`close_frame`](Self::close_frame)), the peer gone, the connection
+    /// failed for a protocol error or a limit (with its close code sent), the
+    /// heartbeat unanswered (1011), or the server draining (1001). Cancel-safe: a
+    /// message half read is kept for the next call.
+    pub async fn recv(&mut self) -> Option<Message> {
+        while !self.done {
+            if self.closing.is_none() && self.shared.state.get() != WriteState::Open {
+                // The sender started the close handshake (or broke).
+                self.start_closing();
+            }
+            match self.next_event() {
+                Ok(Some(Event::Message(m))) => return Some(m),
+                Ok(Some(Event::Control(op))) => self.on_control(op).await,
+                Ok(None) => self.wait().await,
+                Err((code, reason)) => self.fail(code, reason).await,
+            }
+        }
+        None
+    }
+
+    /// What the peer's close frame said, once it came.
+    pub fn close_frame(&self) -> Option<&CloseFrame> {
+        self.peer_close.as_ref()
+    }
+
+    /// Parses what is buffered into the next event, if it holds one.
+    fn next_event(&mut self) -> Result<Option<Event>, Fail> {
+        loop {
+            let (header, read) = match self.frame {
+                Some(f) => f,
+                None => {
+                    let deflate = self.inflater.is_some();
+                    let max_frame = self.shared.config.max_frame as u64;
+                    let Some((h, n)) = frame::parse_header(&self.rbuf[self.rpos..], deflate, max_frame)
+                        .map_err(|FrameError { code, reason }| (code, reason))?
+                    else {
+                        return Ok(None);
+                    };
+                    self.rpos += n;
+                    // Once closing, data frames are skipped unchecked: only the peer's
+                    // close frame matters now.
+                    if self.closing.is_none() || h.opcode.is_control() {
+                        self.start_frame(&h)?;
+                    }
+                    (h, 0)
+                }
+            };
+            let avail = ((self.rbuf.len() - self.rpos) as u64).min(header.len - read) as usize;
+            let end = self.rpos + avail;
+            let payload = &mut self.rbuf[self.rpos..end];
+            frame::apply_mask(payload, header.mask, read);
+            let read = read + avail as u64;
+            let complete = read == header.len;
+            if header.opcode.is_control() {
+                self.control.extend_from_slice(payload);
+            } else if self.closing.is_none() {
+                self.take_payload(self.rpos, end, header.fin && complete)?;
+            }
+            self.rpos = end;
+            if !complete {
+                self.frame = Some((header, read));
+                return Ok(None);
+            }
+            self.frame = None;
+            if header.opcode.is_control() {
+                return Ok(Some(Event::Control(header.opcode)));
+            }
+            if header.fin && self.closing.is_none() {
+                return self.end_message().map(|m| Some(Event::Message(m)));
+            }
+        }
+    }
+
+    /// Checks a new frame against the message in progress (RFC 6455 §5.4).
+    fn start_frame(&mut self, h: &Header) -> Result<(), Fail> {
+        let limit = self.shared.config.max_message as u64;
+        match (h.opcode, self.msg_op) {
+            (OpCode::Text | OpCode::Binary, None) => {
+                self.msg_op = Some((h.opcode, h.rsv1));
+                self.msg.clear();
+                self.checked = 0;
+            }
+            (OpCode::Text | OpCode::Binary, Some(_)) => {
+                return Err((CloseCode::PROTOCOL_ERROR, "expected a continuation"));
+            }
+            (OpCode::Continuation, None) => return Err((CloseCode::PROTOCOL_ERROR, "continuation of nothing")),
+            // RFC 7692 §6.1: only a message's first frame says it is compressed.
+            (OpCode::Continuation, Some(_)) if h.rsv1 => {
+                return Err((CloseCode::PROTOCOL_ERROR, "RSV1 on a continuation"));
+            }
+            _ => {}
+        }
+        if h.opcode.is_control() {
+            self.control.clear();
+        } else if matches!(self.msg_op, Some((_, false))) && self.msg.len() as u64 + h.len > limit {
+            // Refused before any of it is read.
+            return Err((CloseCode::MESSAGE_TOO_BIG, "message too large"));
+        }
+        Ok(())
+    }
+
+    /// Adds the unmasked payload at `rbuf[from..to]` to the message; `last`: it ends it.
+    fn take_payload(&mut self, from: usize, to: usize, last: bool) -> Result<(), Fail> {
+        let Some((op, compressed)) = self.msg_op else { return Ok(()) };
+        let payload = &self.rbuf[from..to];
+        if compressed {
+            let inflater = self.inflater.as_mut().ok_or((CloseCode::PROTOCOL_ERROR, "RSV1 without deflate"))?;
+            inflater.inflate(payload, &mut self.msg, self.shared.config.max_message).map_err(inflate_fail)?;
+        } else {
+            self.msg.extend_from_slice(payload);
+        }
+        // A message that arrives whole is checked once, at its end; one that arrives in
+        // pieces is checked as they come, so bad text fails at once (§8.1).
+        if op == OpCode::Text && !(last && self.checked == 0) {
+            self.utf8.feed(&self.msg[self.checked..]).map_err(|_| (CloseCode::INVALID_PAYLOAD, "text not UTF-8"))?;
+            self.checked = self.msg.len();
+        }
+        Ok(())
+    }
+
+    fn end_message(&mut self) -> Result<Message, Fail> {
+        let Some((op, compressed)) = self.msg_op.take() else {
+            return Err((CloseCode::PROTOCOL_ERROR, "continuation of nothing"));
+        };
+        if compressed {
+            if let Some(inflater) = &mut self.inflater {
+                inflater.finish(&mut self.msg, self.shared.config.max_message).map_err(inflate_fail)?;
+            }
+        }
+        let body = std::mem::take(&mut self.msg);
+        if op == OpCode::Binary {
+            return Ok(Message::Binary(body));
+        }
+        self.utf8 = Utf8Validator::default();
+        String::from_utf8(body).map(Message::Text).map_err(|_| (CloseCode::INVALID_PAYLOAD, "text not UTF-8"))
+    }
+
+    async fn on_control(&mut self, op: OpCode) {
+        match op {
+            OpCode::Ping if self.shared.state.get() == WriteState::Open => {
+                // §5.5.2: answered with a pong carrying the same payload.
+                self.shared.push_control(OpCode::Pong, &self.control);
+            }
+            OpCode::Close => {
+                let frame = match close::parse(&self.control) {
+                    Ok(frame) => frame,
+                    Err((code, reason)) => {
+                        // The peer has closed, if badly: answer with the error and end
+                        // now, rather than wait for a second close frame.
+                        self.shared.push_close(Some(code), reason);
+                        return self.finish().await;
+                    }
+                };
+                // §5.5.1: answer with a close frame, echoing the code.
+                let code = frame.as_ref().map(|f| f.code);
+                self.peer_close = frame;
+                self.shared.push_close(code, "");
+                self.finish().await;
+            }
+            _ => {}
+        }
+    }
+
+    /// Fails the connection: sends the close code, then waits (bounded) for the
+    /// peer's close frame, reading nothing else.
+    async fn fail(&mut self, code: CloseCode, reason: &'static str) {
+        if self.closing.is_some() {
+            // Already closing and the peer still misbehaves: just end.
+            return self.finish().await;
+        }
+        self.msg_op = None;
+        self.msg = Vec::new();
+        self.shared.push_close(Some(code), reason);
+        self.start_closing();
+        if self.shared.flush().await.is_err() {
+            self.done = true;
+        }
+    }
+
+    fn start_closing(&mut self) {
+        self.closing = Some(Instant::now() + self.shared.config.close_timeout);
+    }
+
+    /// Ends the connection: what is queued goes out, then our side closes.
+    async fn finish(&mut self) {
+        self.shared.shutdown().await;
+        self.done = true;
+    }
+
+    /// Waits for input, the heartbeat, drain or the close timeout, writing what is
+    /// queued meanwhile.
+    async fn wait(&mut self) {
+        if self.rpos == self.rbuf.len() {
+            self.rbuf.clear();
+            self.rpos = 0;
+        } else if self.rpos > 0 {
+            self.rbuf.drain(..self.rpos);
+            self.rpos = 0;
+        }
+        self.rbuf.reserve(READ_CHUNK);
+        let shared = &*self.shared;
+        let queued = shared.queued() > 0;
+        // A peer that does not read what we queue is not read from either, past the
+        // bound: its pings cannot grow our queue without end.
+        let can_read = shared.queued() <= shared.config.max_queue;
+        let (rbuf, read) = (&mut self.rbuf, &mut self.read);
+        let closing = self.closing;
+        let has_heartbeat = self.heartbeat.is_some();
+        let heartbeat = self.heartbeat.as_mut();
+        let wake = tokio::select! {
+            biased;
+            n = read.read_buf(rbuf), if can_read => match n {
+                Ok(n) => Wake::Read(n),
+                Err(_) => Wake::ReadError,
+            },
+            r = shared.flush(), if queued => match r {
+                Ok(()) => Wake::Wrote,
+                Err(_) => Wake::ReadError,
+            },
+            () = async { heartbeat.expect("checked").await }, if has_heartbeat => Wake::Heartbeat,
+            () = sleep_until(closing.unwrap_or_else(Instant::now)), if closing.is_some() => Wake::CloseTimeout,
+            () = crate::drain::draining(), if closing.is_none() => Wake::Drain,
+        };
+        match wake {
+            Wake::Read(0) | Wake::ReadError | Wake::CloseTimeout => self.finish().await,
+            Wake::Read(_) => self.heard = true,
+            Wake::Wrote => {}
+            Wake::Heartbeat => self.beat().await,
+            Wake::Drain => {
+                // Shutdown began: close with 1001 and let the peer answer.
+                self.shared.push_close(Some(CloseCode::GOING_AWAY), "server shutting down");
+                self.start_closing();
+            }
+        }
+    }
+
+    /// The heartbeat's timer fired: all is well if the peer was heard since the last
+    /// beat; else ping it, and if it was pinged already, close with 1011.
+    async fn beat(&mut self) {
+        let Some(every) = self.shared.config.heartbeat else { return };
+        if let Some(timer) = &mut self.heartbeat {
+            timer.as_mut().reset(Instant::now() + every);
+        }
+        if std::mem::take(&mut self.heard) {
+            self.pinged = false;
+        } else if !self.pinged && self.shared.state.get() == WriteState::Open {
+            self.pinged = true;
+            self.shared.push_control(OpCode::Ping, b"");
+        } else {
+            self.shared.push_close(Some(CloseCode::INTERNAL_ERROR), "no answer to heartbeat");
+            self.finish().await;
+        }
+    }
+}
+
+fn inflate_fail(e: InflateError) -> Fail {
+    match e {
+        InflateError::TooBig => (CloseCode::MESSAGE_TOO_BIG, "message too large"),
+        InflateError::Corrupt => (CloseCode::INVALID_PAYLOAD, "bad compressed data"),
+    }
+}
+
+impl std::fmt::Debug for WsReceiver {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("WsReceiver").field("done", &self.done).finish_non_exhaustive()
+    }
+}

@@ -1,0 +1,86 @@
+//! The opening handshake, server side (RFC 6455 §4.2): what a request must say to be
+//! upgraded, and the `Sec-WebSocket-Accept` that proves we read its key.
+
+use base64::Engine;
+use base64::engine::general_purpose::STANDARD;
+use kiln_http::{Request, Version};
+use sha1::{Digest, Sha1};
+
+use crate::rejection::{InvalidWebSocketHandshake, Rejection, UnsupportedWebSocketVersion};
+
+/// The GUID every accept key is derived with (§1.3).
+const GUID: &[u8] = b"258EAFA5-E914-47DA-95CA-C5AB0DC85B11";
+
+/// What a valid handshake request carries forward.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Handshake {
+    /// The `Sec-WebSocket-Accept` value.
+    pub(crate) accept: String,
+    /// Every `Sec-WebSocket-Extensions` value, joined by commas.
+    pub(crate) extensions: String,
+    /// The subprotocols offered, in the client's order of preference.
+    pub(crate) protocols: Vec<String>,
+}
+
+/// Checks a request against §4.2.1, item by item.
+pub(crate) fn check(req: &Request<'_>) -> Result<Handshake, Rejection> {
+    let bad = |why: &'static str| Rejection::from(InvalidWebSocketHandshake::new(why));
+    if req.method() != "GET" || req.version() != Version::Http11 {
+        return Err(bad("a WebSocket handshake is an HTTP/1.1 GET request"));
+    }
+    if !has_token(req, "upgrade", "websocket") {
+        return Err(bad("missing `Upgrade: websocket`"));
+    }
+    if !has_token(req, "connection", "upgrade") {
+        return Err(bad("missing `Connection: upgrade`"));
+    }
+    // §4.4: any other version is answered 426 with the one we speak.
+    if req.header_str("sec-websocket-version").map(str::trim) != Some("13") {
+        return Err(UnsupportedWebSocketVersion::new("only WebSocket version 13 is supported").into());
+    }
+    let key = req.header_str("sec-websocket-key").map(str::trim).unwrap_or_default();
+    // §4.1: the key is 16 random bytes, base64-encoded.
+    if STANDARD.decode(key).map(|k| k.len()) != Ok(16) {
+        return Err(bad("`Sec-WebSocket-Key` must be 16 bytes in base64"));
+    }
+    let values = |name: &'static str| {
+        req.headers()
+            .filter(move |(n, _)| n.eq_ignore_ascii_case(name))
+            .filter_map(|(_, v)| std::str::from_utf8(v).ok())
+    };
+    let extensions = values("sec-websocket-extensions").collect::<Vec<_>>().join(",");
+    let protocols = values("sec-websocket-protocol")
+        .flat_map(|v| v.split(','))
+        .map(str::trim)
+        .filter(|p| !p.is_empty())
+        .map(str::to_owned)
+        .collect();
+    Ok(Handshake { accept: accept_key(key.as_bytes()), extensions, protocols })
+}
+
+/// Whether some `name` header lists `token` (case-insensitive, comma-separated).
+fn has_token(req: &Request<'_>, name: &str, token: &str) -> bool {
+    req.headers()
+        .filter(|(n, _)| n.eq_ignore_ascii_case(name))
+        .flat_map(|(_, v)| v.split(|&b| b == b','))
+        .any(|t| t.trim_ascii().eq_ignore_ascii_case(token.as_bytes()))
+}
+
+/// `Sec-WebSocket-Accept` for a key: base64(SHA-1(key + GUID)) (§4.2.2 item 5.4).
+pub(crate) fn accept_key(key: &[u8]) -> String {
+    let mut sha = Sha1::new();
+    sha.update(key);
+    sha.update(GUID);
+    STANDARD.encode(sha.finalize())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_accept_key_of_the_rfc_example() {
+        // RFC 6455 §1.3.
+        assert_eq!(accept_key(b"dGhlIHNhbXBsZSBub25jZQ=="), "s3pPLMBiTxaQ9kYGzzhZRbK+xOo=");
+    }
+}
