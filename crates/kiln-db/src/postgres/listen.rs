@@ -132,8 +132,9 @@ struct Sql {
 impl Sql {
     fn new(ch: &str) -> Sql {
         Sql {
+            // Named, so that an operator (or a test) can find the link's connection.
             setup: format!(
-                "CREATE SEQUENCE IF NOT EXISTS {ch}_ids; \
+                "SET application_name = 'kiln_bus:{ch}'; CREATE SEQUENCE IF NOT EXISTS {ch}_ids; \
                  CREATE TABLE IF NOT EXISTS {ch}_payloads (id bigint PRIMARY KEY, topic text NOT NULL, \
                  payload text NOT NULL, created timestamptz NOT NULL DEFAULT now()); \
                  DELETE FROM {ch}_payloads WHERE created < now() - interval '{KEEP_STORED}'; LISTEN {ch}"

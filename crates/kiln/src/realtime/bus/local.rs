@@ -62,7 +62,7 @@ impl LocalBus {
         check(topic, payload)?;
         self.start();
         #[cfg(feature = "postgres")]
-        if let Some(link) = &self.0.shared.link {
+        if let Some(link) = self.0.shared.link.get() {
             // The message comes back through the link, to every worker alike, so
             // that every process sees the same messages in the same order.
             return link.notify(topic, payload).await.map_err(|e| PublishError::Unavailable(e.to_string()));

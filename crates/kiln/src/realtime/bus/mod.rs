@@ -161,8 +161,9 @@ struct Shared {
     inboxes: Mutex<Vec<mpsc::UnboundedSender<Delivery>>>,
     /// Changes when a worker joins, so that workers refresh their copy of `inboxes`.
     generation: AtomicUsize,
+    /// Set once, right after the link starts (it holds the bus weakly).
     #[cfg(feature = "postgres")]
-    link: Option<kiln_db::Notifier>,
+    link: std::sync::OnceLock<kiln_db::Notifier>,
 }
 
 impl fmt::Debug for Bus {
@@ -204,7 +205,7 @@ impl Bus {
     /// [`postgres`](Self::postgres) keeping `messages` per topic on each worker.
     #[cfg(feature = "postgres")]
     pub fn postgres_with_window(db: &kiln_db::Database, channel: &str, messages: usize) -> Result<Bus, kiln_db::Error> {
-        let mut shared = Arc::new(Shared::new(messages.max(1)));
+        let shared = Arc::new(Shared::new(messages.max(1)));
         // The link holds the bus weakly: dropping the last `Bus` stops the link.
         let weak = Arc::downgrade(&shared);
         let link = db.notifier(channel, move |notice| {
@@ -217,7 +218,7 @@ impl Bus {
             };
             shared.deliver_all(&delivery);
         })?;
-        Arc::get_mut(&mut shared).expect("not yet shared").link = Some(link);
+        let _ = shared.link.set(link);
         Ok(Bus { shared })
     }
 
@@ -239,7 +240,7 @@ impl Shared {
             inboxes: Mutex::new(Vec::new()),
             generation: AtomicUsize::new(0),
             #[cfg(feature = "postgres")]
-            link: None,
+            link: std::sync::OnceLock::new(),
         }
     }
 
