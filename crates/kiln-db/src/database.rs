@@ -104,6 +104,23 @@ impl Database {
         }
     }
 
+    /// Starts this process's link to PostgreSQL `LISTEN`/`NOTIFY` on `channel`: one
+    /// dedicated connection that reconnects and listens again with backoff, and
+    /// calls `deliver` with every notification, on a thread of its own. A message
+    /// bus across processes is built on it; SQLite has none (`Error::Open`).
+    #[cfg(feature = "postgres")]
+    pub fn notifier(
+        &self,
+        channel: &str,
+        deliver: impl FnMut(crate::Notice) + Send + 'static,
+    ) -> Result<crate::Notifier, Error> {
+        match &self.opened {
+            Opened::Postgres(settings) => crate::Notifier::start(std::sync::Arc::clone(settings), channel, deliver),
+            #[allow(unreachable_patterns)]
+            _ => Err(Error::Open("notifications across processes need PostgreSQL".into())),
+        }
+    }
+
     /// The handle one worker uses; make it on that worker's thread (in the app's
     /// per-worker state factory).
     pub fn worker(&self) -> Db {

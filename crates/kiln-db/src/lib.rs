@@ -73,6 +73,8 @@ pub use database::{Database, Db};
 pub use error::{ConflictKind, Error, Result};
 pub use migrate::Migration;
 pub use options::{Backend, CONNECT_TIMEOUT, Options, QUERY_TIMEOUT};
+#[cfg(feature = "postgres")]
+pub use postgres::{Notice, Notifier};
 pub use row::{FromRow, Row};
 pub use transaction::Transaction;
 pub use value::{FromValue, ToParam, Value};

@@ -21,8 +21,9 @@ use crate::encode::{self, Delimit};
 use crate::head::Version;
 use crate::parse::{self, Framing, Parsed, Rejection};
 use crate::request::Request;
-use crate::response::Body;
+use crate::response::{Body, BodyStream};
 use crate::service::Service;
+use crate::stream::{self, Gathered};
 use crate::transport::{Transport, send_all_held};
 use crate::upgrade::{OnUpgrade, Upgraded};
 use crate::worker::{Bufs, ConnBufs, INITIAL_BUFFER, KEEP_BUFFER, Worker, shrink};
@@ -527,32 +528,31 @@ impl<T: Transport> Conn<T> {
                 let _ = socket2::SockRef::from(self.stream.tcp()).set_tcp_cork(false);
                 sent?;
             }
-            Body::Stream(mut stream) => {
-                let chunked = delimit == Delimit::Chunked;
-                while let Some(chunk) = poll_fn(|cx| stream.as_mut().poll_next(cx)).await {
-                    let chunk = chunk?;
-                    if chunk.is_empty() {
-                        continue;
-                    }
-                    if chunked {
-                        let w = &mut self.bufs.write;
-                        w.extend_from_slice(format!("{:x}\r\n", chunk.len()).as_bytes());
-                        w.extend_from_slice(&chunk);
-                        w.extend_from_slice(b"\r\n");
-                    } else {
-                        self.bufs.write.extend_from_slice(&chunk);
-                    }
-                    if self.bufs.write.len() >= FLUSH_THRESHOLD {
-                        self.flush().await?;
-                    }
-                }
-                if chunked {
-                    self.bufs.write.extend_from_slice(b"0\r\n\r\n");
-                }
-            }
+            Body::Stream(body) => self.send_stream(body, delimit == Delimit::Chunked).await?,
             Body::Buffer | Body::Static(_) | Body::Bytes(_) => {}
         }
         Ok(keep_alive)
+    }
+
+    /// Sends a streamed body after the head in the write buffer: what the stream has
+    /// ready goes out at once, and the stream is polled again only once the socket has
+    /// taken it (see [`crate::stream`]). Each wait for the socket is bounded by the
+    /// send timeout; while the stream has nothing, a client that closes ends it. The
+    /// end is left in the write buffer for the batch's write.
+    async fn send_stream(&mut self, mut body: BodyStream, chunked: bool) -> Flow {
+        let mut watching = true;
+        loop {
+            let (tcp, write) = (self.stream.tcp(), &mut self.bufs.write);
+            let gathered = poll_fn(|cx| match stream::poll_gather(&mut body, cx, write, chunked) {
+                Poll::Pending if stream::poll_peer_closed(tcp, cx, &mut watching) => Poll::Ready(None),
+                gathered => gathered.map(Some),
+            });
+            match gathered.await {
+                Some(Gathered::Send) => self.flush().await?,
+                Some(Gathered::End) => return Ok(()),
+                Some(Gathered::Failed) | None => return Err(Stop::Done),
+            }
+        }
     }
 
     /// Writes the buffered head, then `len` bytes of `file` from `offset`: with

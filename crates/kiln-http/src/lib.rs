@@ -8,12 +8,14 @@
 //!   responses leave in one write.
 //! - Bodies by `Content-Length` or chunked, read whole (up to a limit) before the
 //!   service runs; responses from memory, from a file with `sendfile(2)`, or streamed
-//!   chunked.
+//!   chunked, each chunk sent as it is produced and the stream polled only while the
+//!   client reads.
 //! - Named, configurable [limits](Limits) and timeouts (a send timeout counts time
 //!   without progress); a per-worker budget for buffered bodies and large responses,
 //!   `503` beyond it; a panicking service costs one `500`.
 //! - Graceful shutdown on SIGTERM and SIGINT: every request already sent is answered,
-//!   with `Connection: close`, and idle connections are closed.
+//!   with `Connection: close`, and idle connections are closed; long-lived responses
+//!   end on the [`draining`] signal, and those that do not are cut after the grace.
 //! - Restarts that drop nothing: on SIGUSR2 the listening sockets pass to a new process
 //!   of the same executable; sockets from systemd socket activation are taken too
 //!   (`docs/deploy.md`).
@@ -75,6 +77,7 @@ mod response;
 mod sendfile;
 mod server;
 mod service;
+mod stream;
 #[cfg(feature = "tls")]
 mod tls;
 mod transport;
@@ -91,7 +94,7 @@ pub use config::{
     HEADER_TIMEOUT, IDLE_TIMEOUT, Limits, MAX_BODY_BYTES, MAX_BUFFERED_BYTES, MAX_CONNECTIONS_PER_WORKER,
     MAX_HEAD_BYTES, MAX_HEADERS, MAX_REQUEST_LINE, MAX_REQUESTS_PER_CONNECTION, SHUTDOWN_GRACE,
 };
-pub use drain::{draining, is_draining};
+pub use drain::{Drain, draining};
 pub use error::Error;
 pub use head::Version;
 pub use http::{Method, StatusCode};

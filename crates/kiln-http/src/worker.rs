@@ -4,12 +4,14 @@
 
 use std::cell::{Cell, RefCell};
 use std::ops::{Deref, DerefMut};
+use std::rc::Rc;
 use std::task::Waker;
 use std::time::SystemTime;
 
 use tokio::time::Instant;
 
 use crate::config::Limits;
+use crate::drain::Signal;
 use crate::head::Head;
 use crate::response::Response;
 
@@ -79,11 +81,13 @@ pub(crate) struct Worker {
     /// shutdown can tell them at once; `free` lists the slots not in use.
     parked: RefCell<Vec<Option<Waker>>>,
     free: RefCell<Vec<usize>>,
+    /// What [`draining`](crate::draining) waits for on this worker's thread.
+    drain: Rc<Signal>,
 }
 
 impl Worker {
+    /// A worker for the current thread; its drain signal becomes the thread's.
     pub(crate) fn new(limits: Limits) -> Self {
-        crate::drain::reset();
         Worker {
             limits,
             date: Cell::new(render_date()),
@@ -94,6 +98,7 @@ impl Worker {
             buffered: Cell::new(0),
             parked: RefCell::new(Vec::new()),
             free: RefCell::new(Vec::new()),
+            drain: Signal::install(),
         }
     }
 
@@ -123,11 +128,12 @@ impl Worker {
         }
     }
 
-    /// Begins shutdown: from now on responses say `Connection: close`, and every idle
-    /// connection wakes up to drain and close.
+    /// Begins shutdown: from now on responses say `Connection: close`, every idle
+    /// connection wakes up to drain and close, and long-lived responses waiting on
+    /// [`draining`](crate::draining) are told to end.
     pub(crate) fn begin_shutdown(&self) {
         self.shutting_down.set(true);
-        crate::drain::begin();
+        self.drain.begin();
         let wakers: Vec<Waker> = self.parked.borrow_mut().iter_mut().filter_map(Option::take).collect();
         wakers.into_iter().for_each(Waker::wake);
     }

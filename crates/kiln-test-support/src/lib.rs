@@ -1,11 +1,13 @@
 //! What kiln's test suites share, written once: a worker's runtime
 //! ([`on_worker`]), temporary directories ([`TempDir`]), the PostgreSQL under test
 //! ([`pg_url`]) and clusters of a test's own ([`Cluster`]), a raw HTTP/1.1 client
-//! ([`get`], [`request`]), a spawned server binary ([`Server`]) and [`poll_until`].
+//! ([`get`], [`request`]), a client for responses that stay open ([`Streaming`]), a
+//! spawned server binary ([`Server`]) and [`poll_until`].
 
 mod http;
 mod postgres;
 mod server;
+mod stream;
 
 use std::future::Future;
 use std::path::{Path, PathBuf};
@@ -14,6 +16,7 @@ use std::time::{Duration, Instant};
 pub use http::{Reply, get, request};
 pub use postgres::{Cluster, pg_url};
 pub use server::Server;
+pub use stream::Streaming;
 
 /// Runs `f` on a current-thread runtime inside a `LocalSet`, as a kiln worker does.
 pub fn on_worker<F: Future>(f: F) -> F::Output {

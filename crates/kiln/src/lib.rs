@@ -35,6 +35,9 @@
 //!   app's types with `#[derive(FromRow)]`, transactions, migrations embedded at
 //!   compile time; SQLite on threads of its own, PostgreSQL pipelined per worker;
 //!   a missing row is a `404`, a conflict a `409`, an unreachable database a `503`.
+//! - **Real time** ([`realtime`]): Server-Sent Events ([`realtime::Sse`]) sent as
+//!   produced, with keep-alive comments and a resume from `Last-Event-ID`, ending
+//!   cleanly when the server drains.
 //! - `HEAD` from `GET`, `405` with `Allow`, a trailing-slash policy, [middleware],
 //!   and an in-process [`TestClient`](test::TestClient).
 //!
@@ -94,6 +97,7 @@ pub mod markup;
 #[cfg(feature = "maud")]
 mod maud_render;
 pub mod middleware;
+pub mod realtime;
 pub mod rejection;
 mod response;
 mod route;

@@ -3,6 +3,7 @@
 //! connection, transactions on connections of their own.
 
 mod call;
+mod listen;
 mod migrate;
 mod pipeline;
 mod rows;
@@ -22,6 +23,7 @@ use crate::error::Error;
 use crate::options::Options;
 use tls::Tls;
 
+pub use listen::{Notice, Notifier};
 pub(crate) use worker::{Tx, Worker};
 
 /// What every worker's connections are made from.

@@ -1,0 +1,235 @@
+//! One worker's side of the bus: its topic table, its subscriptions, and the task
+//! that takes in what the other workers (or the database link) deliver.
+
+use std::cell::{Cell, RefCell};
+use std::collections::HashMap;
+use std::fmt;
+use std::future::poll_fn;
+use std::pin::Pin;
+use std::rc::Rc;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::task::{Context, Poll};
+
+use futures_core::Stream;
+use tokio::sync::mpsc;
+
+use super::topic::{Entry, Topic};
+use super::{Delivery, Lagged, Message, PublishError, Shared, check};
+use crate::realtime::Event;
+
+/// A worker's handle on the [`Bus`](super::Bus): publish and subscribe. It is
+/// `!Send`, made per worker by [`Bus::attach`](super::Bus::attach); clones share it.
+#[derive(Clone)]
+pub struct LocalBus(Rc<Local>);
+
+struct Local {
+    shared: Arc<Shared>,
+    topics: RefCell<HashMap<Arc<str>, Topic>>,
+    /// This worker's inbox; `sender` is its other end, handed to the others on joining.
+    inbox: RefCell<mpsc::UnboundedReceiver<Delivery>>,
+    sender: mpsc::UnboundedSender<Delivery>,
+    joined: Cell<bool>,
+    /// Whether the task that empties the inbox runs.
+    pumping: Cell<bool>,
+    /// The other workers' inboxes, as of `Shared::generation` `.0`.
+    peers: RefCell<(usize, Vec<mpsc::UnboundedSender<Delivery>>)>,
+}
+
+impl fmt::Debug for LocalBus {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("LocalBus").field("topics", &self.0.topics.borrow().len()).finish_non_exhaustive()
+    }
+}
+
+impl LocalBus {
+    pub(super) fn new(shared: Arc<Shared>) -> LocalBus {
+        let (sender, inbox) = mpsc::unbounded_channel();
+        LocalBus(Rc::new(Local {
+            shared,
+            topics: RefCell::new(HashMap::new()),
+            inbox: RefCell::new(inbox),
+            sender,
+            joined: Cell::new(false),
+            pumping: Cell::new(false),
+            peers: RefCell::new((usize::MAX, Vec::new())),
+        }))
+    }
+
+    /// Publishes `payload` to `topic`: every subscriber of it, on every worker (and,
+    /// on a PostgreSQL bus, in every process), gets it. Returns the message's id.
+    pub async fn publish(&self, topic: &str, payload: &str) -> Result<u64, PublishError> {
+        check(topic, payload)?;
+        self.start();
+        #[cfg(feature = "postgres")]
+        if let Some(link) = self.0.shared.link.get() {
+            // The message comes back through the link, to every worker alike, so
+            // that every process sees the same messages in the same order.
+            return link.notify(topic, payload).await.map_err(|e| PublishError::Unavailable(e.to_string()));
+        }
+        let message = Message { id: self.0.shared.next_id(), topic: topic.into(), payload: payload.into() };
+        self.0.deliver(Some(message.clone()));
+        let id = message.id;
+        self.0.send_to_peers(Delivery::Message(message));
+        Ok(id)
+    }
+
+    /// The messages published to `topic` from now on.
+    pub fn subscribe(&self, topic: &str) -> Subscription {
+        self.start();
+        let cursor = self.0.with_topic(topic, |t| t.next_seq());
+        Subscription { local: Rc::clone(&self.0), topic: topic.into(), cursor, slot: None, lag_first: false }
+    }
+
+    /// The messages of `topic` after the one with id `after` (a `Last-Event-ID`)
+    /// that the window still holds, then those published from now on; without an id,
+    /// as [`subscribe`](Self::subscribe). If the window no longer reaches back to it,
+    /// the subscription starts with [`Lagged`]`(0)`.
+    pub fn resume(&self, topic: &str, after: Option<u64>) -> Subscription {
+        let Some(after) = after else { return self.subscribe(topic) };
+        self.start();
+        let (cursor, lag_first) = self.0.with_topic(topic, |t| t.resume_at(after));
+        Subscription { local: Rc::clone(&self.0), topic: topic.into(), cursor, slot: None, lag_first }
+    }
+
+    /// Joins the fan-out and starts the task that empties the inbox, if not yet.
+    /// Joining waits for first use so that a worker that never uses the bus is sent
+    /// nothing; the task starts here, inside a request, because that is where a
+    /// worker's task set is sure to run (a test client has none outside requests).
+    fn start(&self) {
+        if !self.0.joined.replace(true) {
+            self.0.shared.join(self.0.sender.clone());
+        }
+        if !self.0.pumping.replace(true) {
+            tokio::task::spawn_local(pump(Rc::clone(&self.0)));
+        }
+    }
+}
+
+/// Takes in what the other workers deliver, for as long as the worker runs.
+async fn pump(local: Rc<Local>) {
+    /// Marks the pump stopped however it ends (a test client's task set ends with
+    /// each request), so that the next use starts it again.
+    struct Stopped(Rc<Local>);
+    impl Drop for Stopped {
+        fn drop(&mut self) {
+            self.0.pumping.set(false);
+        }
+    }
+    let local = Stopped(local);
+    while let Some(delivery) = poll_fn(|cx| local.0.inbox.borrow_mut().poll_recv(cx)).await {
+        match delivery {
+            Delivery::Message(message) => local.0.deliver(Some(message)),
+            Delivery::Gap => {
+                let window = local.0.shared.window;
+                for topic in local.0.topics.borrow_mut().values_mut() {
+                    topic.push(None, window);
+                }
+            }
+        }
+    }
+}
+
+impl Local {
+    fn with_topic<T>(&self, name: &str, f: impl FnOnce(&mut Topic) -> T) -> T {
+        let mut topics = self.topics.borrow_mut();
+        match topics.get_mut(name) {
+            Some(topic) => f(topic),
+            None => f(topics.entry(name.into()).or_insert_with(Topic::new)),
+        }
+    }
+
+    fn deliver(&self, entry: Entry) {
+        let Some(message) = &entry else { return };
+        let topic = Arc::clone(&message.topic);
+        let window = self.shared.window;
+        self.with_topic(&topic, |t| t.push(entry, window));
+    }
+
+    fn send_to_peers(&self, delivery: Delivery) {
+        let generation = self.shared.generation.load(Ordering::Acquire);
+        let mut peers = self.peers.borrow_mut();
+        if peers.0 != generation {
+            let inboxes = self.shared.inboxes.lock().unwrap_or_else(|e| e.into_inner());
+            let others = inboxes.iter().filter(|s| !s.same_channel(&self.sender)).cloned().collect();
+            *peers = (generation, others);
+        }
+        for peer in &peers.1 {
+            // A worker that has stopped drops its inbox; nothing is owed to it.
+            let _ = peer.send(delivery.clone());
+        }
+    }
+}
+
+/// The messages of one topic, as a [`Stream`]: `Err(Lagged(n))` when the subscriber
+/// fell behind the window and `n` messages were skipped. It never ends; forward it
+/// with [`events`](Self::events) as Server-Sent Events.
+pub struct Subscription {
+    local: Rc<Local>,
+    topic: Arc<str>,
+    cursor: u64,
+    slot: Option<usize>,
+    lag_first: bool,
+}
+
+impl fmt::Debug for Subscription {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Subscription").field("topic", &self.topic).field("cursor", &self.cursor).finish()
+    }
+}
+
+impl Subscription {
+    /// The messages as Server-Sent Events: each with its id (so that a reconnecting
+    /// browser sends it back as `Last-Event-ID`) and its payload as data; a lag as an
+    /// event of type `lagged` whose data is the number missed (0: unknown).
+    pub fn events(self) -> BusEvents {
+        BusEvents(self)
+    }
+}
+
+impl Stream for Subscription {
+    type Item = Result<Message, Lagged>;
+
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        let this = &mut *self;
+        if std::mem::take(&mut this.lag_first) {
+            return Poll::Ready(Some(Err(Lagged(0))));
+        }
+        let mut topics = this.local.topics.borrow_mut();
+        let topic = topics.entry(Arc::clone(&this.topic)).or_insert_with(Topic::new);
+        match topic.read(&mut this.cursor) {
+            Some(item) => Poll::Ready(Some(item)),
+            None => {
+                topic.wait(&mut this.slot, cx.waker());
+                Poll::Pending
+            }
+        }
+    }
+}
+
+impl Drop for Subscription {
+    fn drop(&mut self) {
+        if let Some(slot) = self.slot {
+            if let Some(topic) = self.local.topics.borrow_mut().get_mut(&self.topic) {
+                topic.leave(slot);
+            }
+        }
+    }
+}
+
+/// A [`Subscription`] as Server-Sent Events; see [`Subscription::events`].
+#[derive(Debug)]
+pub struct BusEvents(Subscription);
+
+impl Stream for BusEvents {
+    type Item = Event;
+
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Event>> {
+        Pin::new(&mut self.0).poll_next(cx).map(|item| {
+            item.map(|item| match item {
+                Ok(message) => message.to_event(),
+                Err(Lagged(n)) => Event::new().event("lagged").data(itoa::Buffer::new().format(n)),
+            })
+        })
+    }
+}

@@ -1,0 +1,87 @@
+//! One topic on one worker: a window of its last messages, read by every subscriber
+//! of the worker through a cursor of its own, and the wakers of those waiting.
+
+use std::collections::VecDeque;
+use std::task::Waker;
+
+use super::{Lagged, Message};
+
+/// An entry of the window: a message, or a gap (messages may have been lost there).
+pub(super) type Entry = Option<Message>;
+
+pub(super) struct Topic {
+    /// The last messages, oldest first; `window` at most.
+    ring: VecDeque<Entry>,
+    /// The worker's sequence number of `ring[0]`: entries are numbered as they come,
+    /// so a cursor is a sequence number and survives the ring's turning.
+    first_seq: u64,
+    /// Each waiting subscriber's waker, by its slot; `free` lists unused slots.
+    waiters: Vec<Option<Waker>>,
+    free: Vec<usize>,
+}
+
+impl Topic {
+    pub(super) fn new() -> Topic {
+        Topic { ring: VecDeque::new(), first_seq: 0, waiters: Vec::new(), free: Vec::new() }
+    }
+
+    /// The sequence number the next entry will get.
+    pub(super) fn next_seq(&self) -> u64 {
+        self.first_seq + self.ring.len() as u64
+    }
+
+    /// Adds an entry, dropping the oldest beyond `window`, and wakes every waiter.
+    pub(super) fn push(&mut self, entry: Entry, window: usize) {
+        if self.ring.len() >= window {
+            self.ring.pop_front();
+            self.first_seq += 1;
+        }
+        self.ring.push_back(entry);
+        for waker in self.waiters.iter_mut().filter_map(Option::take) {
+            waker.wake();
+        }
+    }
+
+    /// The entry at `cursor`, moving it on; `None` when the subscriber has read all.
+    /// A cursor the window has passed by skips to the oldest entry kept, and says so.
+    pub(super) fn read(&self, cursor: &mut u64) -> Option<Result<Message, Lagged>> {
+        if *cursor < self.first_seq {
+            let missed = self.first_seq - *cursor;
+            *cursor = self.first_seq;
+            return Some(Err(Lagged(missed)));
+        }
+        let entry = self.ring.get(usize::try_from(*cursor - self.first_seq).ok()?)?;
+        *cursor += 1;
+        Some(entry.clone().ok_or(Lagged(0)))
+    }
+
+    /// Where a subscriber resuming after message `after` starts, and whether it
+    /// must be told it lagged: right after that message if the window still holds
+    /// it; else at the oldest entry kept, lagged if entries were dropped since (the
+    /// message it saw may have been among them).
+    pub(super) fn resume_at(&self, after: u64) -> (u64, bool) {
+        let seen = self.ring.iter().rposition(|e| e.as_ref().is_some_and(|m| m.id() <= after));
+        match seen {
+            Some(at) => (self.first_seq + at as u64 + 1, false),
+            None => (self.first_seq, self.first_seq > 0),
+        }
+    }
+
+    pub(super) fn wait(&mut self, slot: &mut Option<usize>, waker: &Waker) {
+        let at = *slot.get_or_insert_with(|| {
+            self.free.pop().unwrap_or_else(|| {
+                self.waiters.push(None);
+                self.waiters.len() - 1
+            })
+        });
+        match &mut self.waiters[at] {
+            Some(w) if w.will_wake(waker) => {}
+            entry => *entry = Some(waker.clone()),
+        }
+    }
+
+    pub(super) fn leave(&mut self, slot: usize) {
+        self.waiters[slot] = None;
+        self.free.push(slot);
+    }
+}
