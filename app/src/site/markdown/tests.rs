@@ -128,3 +128,28 @@ fn every_construct_renders_as_pulldown_cmark_writes_it() {
     let all = cases.join("\n\n");
     assert_eq!(to_html(&all), reference(&all));
 }
+
+/// Text escaped eight bytes at a time is escaped as byte by byte: each special
+/// character at every offset, next to each other, after non-ASCII text, at the end.
+#[test]
+fn body_text_escapes_every_special_at_every_offset() {
+    fn simple(text: &str) -> String {
+        text.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;")
+    }
+    let mut texts = vec![String::new(), "\"quoted\" 'text' stays".to_owned(), "é<ü>&ñ".repeat(5)];
+    for len in 1..24 {
+        for at in 0..len {
+            for special in ['&', '<', '>', '"', '\u{BC}'] {
+                let mut text: String = "abcdefghijklmnopqrstuvwxyz".chars().cycle().take(len).collect();
+                text.replace_range(at..=at, &special.to_string());
+                texts.push(text.clone());
+                texts.push(text.replace(|c: char| c.is_ascii_lowercase() && c < 'e', "<"));
+            }
+        }
+    }
+    for text in texts {
+        let mut out = String::from("before");
+        super::writer::body_text(&mut out, &text);
+        assert_eq!(out, format!("before{}", simple(&text)), "{text:?}");
+    }
+}
