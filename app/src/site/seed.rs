@@ -17,7 +17,7 @@ const FIRST_COMMENT_AT: i64 = 1_767_952_800;
 const COMMENT_INTERVAL: i64 = 37 * 60;
 
 /// (slug, title, Markdown), oldest first; each a day after the one before.
-const PAGES: [(&str, &str, &str); 5] = [
+pub(crate) const PAGES: [(&str, &str, &str); 5] = [
     ("editing", "Editing pages", include_str!("seed/editing.md")),
     ("comments", "Comments", include_str!("seed/comments.md")),
     ("markdown", "Markdown on this wiki", include_str!("seed/markdown.md")),

@@ -56,6 +56,7 @@ pub fn serve(app: impl IntoMakeService, server: Server) -> Result<Serving, Serve
             }
         }
     };
+    release_startup_memory();
     match server.serve(factory) {
         Ok(handle) => Ok(Serving { handle, events: rx, log }),
         Err(e) => {
@@ -64,6 +65,20 @@ pub fn serve(app: impl IntoMakeService, server: Server) -> Result<Serving, Serve
             }
             Err(ServeError::Server(e))
         }
+    }
+}
+
+/// Hands the memory that starting up allocated and freed (arguments, migrations, a
+/// seed, the routes being built) back to the system. glibc keeps freed memory inside
+/// its heap unless it lies at the very top: on the demo site ~1 MiB of an idle
+/// server's 10 MiB resident set was such garbage. Once, before the workers start.
+#[allow(unsafe_code)]
+fn release_startup_memory() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: `malloc_trim` only returns free pages of the allocator's own heaps; it
+    // may run while other threads allocate (it takes each arena's lock).
+    unsafe {
+        libc::malloc_trim(0);
     }
 }
 

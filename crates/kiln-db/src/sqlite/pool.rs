@@ -5,7 +5,7 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::mpsc::{SyncSender, sync_channel};
+use std::sync::mpsc::{Sender, channel};
 use std::time::Duration;
 
 use rusqlite::{Connection, OpenFlags};
@@ -28,9 +28,13 @@ const STATEMENT_CACHE: usize = 64;
 pub(crate) type Job = Box<dyn FnOnce(&mut Connection) + Send>;
 
 /// One SQLite thread: its queue, and how many calls wait in it.
+///
+/// The queue is bounded by the count, not by the channel: a `sync_channel` of
+/// [`MAX_QUEUED_CALLS`] slots allocated and wrote all of them at once, 96 KiB of an
+/// idle server's memory per thread; an unbounded channel grows in blocks as jobs come.
 #[derive(Clone)]
 pub(crate) struct Thread {
-    jobs: SyncSender<Job>,
+    jobs: Sender<Job>,
     queued: Arc<AtomicUsize>,
 }
 
@@ -52,8 +56,8 @@ impl Thread {
             let _done = done;
             job(conn);
         });
-        // The channel holds as many jobs as calls may be reserved: it is never full.
-        self.jobs.try_send(counted).map_err(|_| Error::Unavailable("the SQLite thread has stopped".into()))
+        // Never blocks: the channel is unbounded, and `reserve` bounds what waits in it.
+        self.jobs.send(counted).map_err(|_| Error::Unavailable("the SQLite thread has stopped".into()))
     }
 
     /// Queues `job`, which holds `calls` calls, or fails at once.
@@ -119,7 +123,7 @@ fn open_connection(path: &Path) -> rusqlite::Result<Connection> {
 }
 
 fn spawn(conn: Connection, name: String) -> Result<Thread, Error> {
-    let (tx, rx) = sync_channel::<Job>(MAX_QUEUED_CALLS);
+    let (tx, rx) = channel::<Job>();
     std::thread::Builder::new()
         .name(name)
         .spawn(move || {
