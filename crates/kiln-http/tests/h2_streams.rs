@@ -196,3 +196,14 @@ async fn the_peer_address_is_the_socket_s() {
     let client = h2_support::client(tcp).await;
     assert_eq!(get(&client, "/peer").await.body_str(), local.to_string());
 }
+
+#[tokio::test]
+async fn a_response_beyond_the_worker_s_buffering_budget_gets_503() {
+    let server = TestServer::start(Limits { max_buffered_bytes: 100 * 1024, ..Limits::default() });
+    let client = connect(server.addr()).await;
+    let refused = get(&client, "/big").await;
+    assert_eq!((refused.status, refused.header("retry-after")), (503, Some("1")));
+    // The budget was given back: a small answer still fits, and so does a body under it.
+    assert_eq!(get(&client, "/sized?50000").await.body.len(), 50000);
+    assert_eq!(send(&client, "POST", "/echo", &[b'x'; 30_000]).await.unwrap().body.len(), 30_000);
+}

@@ -105,6 +105,13 @@ async fn answer<S: Service>(
         Err(Refused::Gone) => return Ended::Reset,
         Err(Refused::With(rejection)) => crate::encode::error_response(res, rejection.status, rejection.reason),
     }
+    // A large body waits for the peer's window in memory: it counts against the worker's
+    // budget as HTTP/1.1's does, and beyond it the client is told to come back.
+    let want = chunked_body.capacity() + res.buffer.capacity();
+    if res.buffer.capacity() >= COPY_BODY_MAX && !worker.hold(held, want) {
+        res.buffer = Vec::new();
+        crate::encode::error_response(res, OVER_BUDGET.status, OVER_BUDGET.reason);
+    }
     if res.close {
         shared.close_after();
     }
