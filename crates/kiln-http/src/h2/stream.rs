@@ -19,7 +19,7 @@ use crate::parse::Rejection;
 use crate::request::Request;
 use crate::response::{Body, Response};
 use crate::service::{Service, call_caught};
-use crate::worker::{ConnBufs, Worker};
+use crate::worker::{Bufs, ConnBufs, Worker};
 
 /// A body up to this size is copied out of the response buffer, which then goes back
 /// to the pool with the stream's other buffers; a larger one is handed over as it is.
@@ -49,14 +49,26 @@ pub(super) async fn serve<S: Service>(
     request: http::Request<RecvStream>,
     mut respond: SendResponse<Bytes>,
 ) {
-    let worker = &*shared.worker;
     let (parts, mut body) = request.into_parts();
-    let mut bufs = worker.acquire();
-    let mut held = 0;
-    let ended = answer(service, shared, &parts, &mut body, &mut respond, &mut bufs, &mut held).await;
+    let mut hold = Hold { worker: &shared.worker, bufs: shared.worker.acquire(), held: 0 };
+    let Hold { bufs, held, .. } = &mut hold;
+    let ended = answer(service, shared, &parts, &mut body, &mut respond, bufs, held).await;
     shared.ended(ended);
-    worker.unhold(&mut held);
-    worker.release(bufs);
+}
+
+/// A stream's buffers and its share of the worker's budget, given back however the
+/// stream ends: answered, or dropped with its connection midway.
+struct Hold<'a> {
+    worker: &'a Worker,
+    bufs: Bufs,
+    held: usize,
+}
+
+impl Drop for Hold<'_> {
+    fn drop(&mut self) {
+        self.worker.unhold(&mut self.held);
+        self.worker.release(mem::take(&mut self.bufs));
+    }
 }
 
 async fn answer<S: Service>(
