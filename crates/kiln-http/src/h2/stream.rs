@@ -12,9 +12,9 @@ use h2::server::SendResponse;
 use http::{Method, StatusCode, header};
 use tokio::time::{Instant, timeout_at};
 
-use super::conn::Shared;
 use super::encode::{self, Common};
 use super::send::{self, Gone, Out};
+use super::shared::{Ended, Shared};
 use crate::parse::Rejection;
 use crate::request::Request;
 use crate::response::{Body, Response};
@@ -32,14 +32,6 @@ const OVER_BUDGET: Rejection =
     Rejection { status: StatusCode::SERVICE_UNAVAILABLE, reason: "server busy: too much buffered, retry later" };
 const NO_UPGRADE: Rejection =
     Rejection { status: StatusCode::INTERNAL_SERVER_ERROR, reason: "an interim response cannot end an HTTP/2 stream" };
-
-/// How a stream ended, for the connection's counts.
-pub(super) enum Ended {
-    /// The response was sent whole.
-    Answered,
-    /// The peer reset the stream (or the connection went) before the response was sent.
-    Reset,
-}
 
 /// Serves one stream to its end. The stream's buffers come from the worker's pool and
 /// go back to it; the bytes its body holds count against the worker's budget.
