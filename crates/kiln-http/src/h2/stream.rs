@@ -78,6 +78,12 @@ async fn answer<S: Service>(
     let read_whole = match super::request::build(parts, read, head, worker.limits.max_headers) {
         Ok(()) => {
             shared.meter.payload(read.len());
+            let req = Request { buf: read, head, body: b"", peer: shared.peer };
+            if let Some(lines) = service.early_hints(&req) {
+                // Before the body is read and the service called: the browser fetches
+                // meanwhile. A failure here is the stream's end, which the rest sees.
+                let _ = respond.send_informational(super::encode::early_hints(lines));
+            }
             read_body(parts, body, chunked_body, worker, shared, held).await
         }
         Err(rejection) => Err(Refused::With(rejection)),
