@@ -33,6 +33,8 @@ pub(crate) struct Config {
     pub(crate) trusted_proxies: TrustedProxies,
     /// Added to every response once the app has answered.
     pub(crate) secure_headers: Option<SecureHeaders>,
+    /// `Link` lines of a `103 Early Hints` for page requests ([`App::early_hints`](crate::App::early_hints)).
+    pub(crate) early_hints: Option<Arc<[u8]>>,
 }
 
 impl Default for Config {
@@ -46,6 +48,7 @@ impl Default for Config {
             secure_cookies: false,
             trusted_proxies: TrustedProxies::none(),
             secure_headers: None,
+            early_hints: None,
         }
     }
 }
