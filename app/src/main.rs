@@ -183,6 +183,8 @@ fn main() -> ExitCode {
     .mount(|app| settings.apply(app))
     .secure_headers(SecureHeaders::new().except(is_benchmark))
     .compression(Compression::new().except(is_benchmark))
+    // The stylesheet is fetched while a page renders (HTTP/2 only), and its file checked here.
+    .early_hints(&site::ASSET_LINKS)
     .try_assets_linked(&args.public, &site::ASSET_LINKS);
     let app = match app {
         Ok(app) => app,

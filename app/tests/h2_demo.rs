@@ -61,6 +61,15 @@ fn the_demo_speaks_h2c_to_curl_with_prior_knowledge_and_logs_http2() {
     let (_, body, _, status) = h2("/static/1m.bin", &[]);
     assert!(status == 200 && body == std::fs::read("public/1m.bin").unwrap(), "{status}, {} bytes", body.len());
 
+    // A page: its stylesheet announced first in a 103 (curl prints both heads).
+    let (head, _, _, status) = h2("/pages/welcome", &["-H", "accept: text/html"]);
+    assert_eq!(status, 200);
+    let hints = head.split("http/2 200").next().unwrap();
+    assert!(hints.starts_with("http/2 103"), "{head}");
+    assert!(hints.contains("link: </static/site.") && hints.contains(".css>; rel=preload; as=style"), "{head}");
+    let (head, _, _, _) = curl(&["--http1.1", "-H", "accept: text/html", &format!("{base}/pages/welcome")]);
+    assert!(!head.contains(" 103"), "{head}");
+
     // The site, the health check, JSON.
     let (_, body, _, status) = h2("/pages/welcome", &[]);
     let page = String::from_utf8(body).unwrap();

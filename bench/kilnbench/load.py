@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from .parse import LoadResult, ParseError, parse_ab, parse_httperf, parse_wrk
+from .parse import LoadResult, ParseError, parse_ab, parse_h2load, parse_httperf, parse_wrk
 
 LOAD_CPU = "1"
 """The CPU every load generator is pinned to; the server has CPU 0."""
@@ -90,6 +90,13 @@ def wrk(port: int, path: str, conns: int, duration_s: int, pipeline_depth: int =
     if pipeline_depth:
         argv += ["--", str(pipeline_depth)]
     return _run(argv, duration_s + GRACE_S, parse_wrk)
+
+
+def h2load(port: int, path: str, conns: int, streams: int, duration_s: int) -> Measurement:
+    """HTTP/2 with prior knowledge (h2c): `h2load -c C -m M -D T`, one thread, M streams in
+    flight on each of the C connections."""
+    argv = ["h2load", f"-c{conns}", f"-m{streams}", "-D", str(duration_s), f"http://127.0.0.1:{port}{path}"]
+    return _run(argv, duration_s + GRACE_S, parse_h2load)
 
 
 def ab(port: int, path: str, conns: int, requests: int, time_limit_s: int | None = None) -> Measurement:

@@ -1,4 +1,4 @@
-"""Parsers for the text that wrk, ab and httperf print.
+"""Parsers for the text that wrk, ab, httperf and h2load print.
 
 Each returns a `LoadResult`; a line the tool did not print leaves its field `None`,
 so "not measured" never reads as zero. Output that is not a finished run raises
@@ -91,6 +91,39 @@ def parse_wrk(text: str) -> LoadResult:
     if sock:
         result.socket_errors = int(sock.group(1)) + int(sock.group(2)) + int(sock.group(3))
         result.timeouts = int(sock.group(4))
+    return result
+
+
+def parse_h2load(text: str) -> LoadResult:
+    """Parse h2load output (`h2load -c C -m M -D T URL`). h2load reports a mean and a maximum
+    time per request, no percentiles; a run that completed no request (refused, no h2)
+    is not a measurement."""
+    finished = _search(r"^finished in ([\d.]+)(us|ms|s|m|h), ([\d.]+) req/s", text)
+    counts = _search(
+        r"^requests: (\d+) total, \d+ started, (\d+) done, (\d+) succeeded, (\d+) failed, (\d+) errored, (\d+) timeout",
+        text,
+    )
+    if finished is None or counts is None:
+        raise ParseError(f"h2load: {_first_line(text)}")
+    done = int(counts.group(2))
+    if done == 0:
+        protocol = _search(r"^Application protocol: (\S+)", text)
+        why = "no request completed" if protocol else "no connection spoke HTTP/2 (refused, or no h2/h2c)"
+        raise ParseError(f"h2load: {why}")
+    result = LoadResult(
+        requests=done,
+        duration_s=_ms(finished.group(1), finished.group(2)) / 1000.0,
+        rps=float(finished.group(3)),
+        socket_errors=int(counts.group(5)),
+        timeouts=int(counts.group(6)),
+        failed=int(counts.group(4)),
+    )
+    ok = _search(r"^status codes: (\d+) 2xx", text)
+    result.non2xx = done - int(ok.group(1)) if ok else 0
+    latency = _search(r"^time for request:\s+[\d.]+(?:us|ms|s)\s+([\d.]+)(us|ms|s)\s+([\d.]+)(us|ms|s)", text)
+    if latency:
+        result.lat_max_ms = _ms(latency.group(1), latency.group(2))
+        result.lat_mean_ms = _ms(latency.group(3), latency.group(4))
     return result
 
 

@@ -203,6 +203,8 @@ class Runner:
     def _ensure_load_tools(self) -> None:
         for executable, package in LOAD_TOOLS.items():
             ensure_tool(executable, package, log=self.progress)
+        if any(w.tool == "h2load" for w in self.plan.workloads):
+            ensure_tool("h2load", "nghttp2-client", log=self.progress)
 
     def build(self, server: Server) -> bool:
         """Fetch its tools and run its build steps (each once per run); False, with a row saying
@@ -380,6 +382,8 @@ class Runner:
             return load.httperf_burst(port, workload.path, s.duration_s)
         if workload.tool == "httperf":
             return load.httperf(port, workload.path, s)
+        if workload.tool == "h2load":
+            return load.h2load(port, workload.path, workload.conns, workload.streams, s.duration_s)
         if workload.tool == "idle":
             return load.idle(port, workload.path, s.idle_conns, while_held=lambda: None)
         if workload.tool == "views":

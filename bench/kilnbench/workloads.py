@@ -127,8 +127,9 @@ class Workload:
     name: str
     path: str
     tool: str
-    """`wrk`, `wrk-pipeline`, `ab`, `httperf`, `idle`, or `views` (a fixed number of requests
-    from a server just started, no warm-up: memory before and after)."""
+    """`wrk`, `wrk-pipeline`, `ab`, `httperf`, `h2load` (HTTP/2 with prior knowledge), `idle`, or
+    `views` (a fixed number of requests from a server just started, no warm-up: memory before
+    and after)."""
     check: Check
     description: str
     conns: int = 100
@@ -142,6 +143,8 @@ class Workload:
     """For `views`: how many requests; for `ab`, if set, the report's own -n (else --ab-requests)."""
     time_floor_s: int = 0
     """The shortest time cap a capped ab run of it gets (a CGI program takes seconds per big table)."""
+    streams: int = 0
+    """For `h2load`: the streams in flight on each connection (`-m`)."""
     family: str | None = None
     """The contract workload whose endpoint this one loads in another way (a report's tool): a
     server whose `workloads` names the family runs it too."""
@@ -238,10 +241,30 @@ WORKLOADS: list[Workload] = [
     *REPORT_WORKLOADS,
 ]
 
+def _h2c(name: str, path: str, check: Check, what: str, streams: int) -> Workload:
+    return Workload(
+        f"{name}-h2c-m{streams}", path, "h2load", check, f"{what} over h2c, {streams} streams per connection (h2load)",
+        streams=streams, quick=False, default=False,
+    )  # fmt: skip
+
+
+H2_WORKLOADS: list[Workload] = [
+    _h2c(name, path, check, what, streams)
+    for name, path, check, what in [
+        ("pong", "/pong", _exactly(b"PONG"), "Snap's pong"),
+        ("static", "/static/hello.txt", _exactly(b"Hello, World!"), "the 13-byte file"),
+    ]
+    for streams in (10, 100)
+]
+"""Issue 24's HTTP/2 workloads: h2load with prior knowledge, 100 connections. Only run when named
+(`--workloads h2`): a peer must be set up to speak h2c for them."""
+WORKLOADS.extend(H2_WORKLOADS)
+
 BY_NAME = {w.name: w for w in WORKLOADS}
 
 GROUPS: dict[str, list[str]] = {
     "database": ["db", "queries", "fortunes", "updates"],
+    "h2": [w.name for w in H2_WORKLOADS],
     # Blocking and async side by side at each step, so that drift hits both alike.
     "mix-table": [mix_name(m, e, c) for e in MIX_EVERIES for c in MIX_CONNS for m in MIX_MODES],
 }

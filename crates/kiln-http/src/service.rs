@@ -20,11 +20,25 @@ use crate::{Request, Response};
 pub trait Service: 'static {
     /// Answers one request by filling `res`.
     fn call<'a>(&'a self, req: Request<'a>, res: &'a mut Response) -> impl Future<Output = ()> + 'a;
+
+    /// Header lines (`Link: </static/site.css>; rel=preload; as=style\r\n`) to send in a
+    /// `103 Early Hints` (RFC 8297) as soon as `req` arrives, before the service answers,
+    /// so that a browser fetches what the page needs while the page is made. Sent over
+    /// HTTP/2 only: old HTTP/1.1 clients break on an unexpected 1xx. None by default; a
+    /// service that wraps another forwards it.
+    fn early_hints<'a>(&'a self, req: &Request<'_>) -> Option<&'a [u8]> {
+        let _ = req;
+        None
+    }
 }
 
 impl<S: Service> Service for std::rc::Rc<S> {
     fn call<'a>(&'a self, req: Request<'a>, res: &'a mut Response) -> impl Future<Output = ()> + 'a {
         (**self).call(req, res)
+    }
+
+    fn early_hints<'a>(&'a self, req: &Request<'_>) -> Option<&'a [u8]> {
+        (**self).early_hints(req)
     }
 }
 

@@ -196,3 +196,37 @@ async fn the_peer_address_is_the_socket_s() {
     let client = h2_support::client(tcp).await;
     assert_eq!(get(&client, "/peer").await.body_str(), local.to_string());
 }
+
+#[tokio::test]
+async fn a_response_beyond_the_worker_s_buffering_budget_gets_503() {
+    let server = TestServer::start(Limits { max_buffered_bytes: 100 * 1024, ..Limits::default() });
+    let client = connect(server.addr()).await;
+    let refused = get(&client, "/big").await;
+    assert_eq!((refused.status, refused.header("retry-after")), (503, Some("1")));
+    // The budget was given back: a small answer still fits, and so does a body under it.
+    assert_eq!(get(&client, "/sized?50000").await.body.len(), 50000);
+    assert_eq!(send(&client, "POST", "/echo", &[b'x'; 30_000]).await.unwrap().body.len(), 30_000);
+}
+
+#[tokio::test]
+async fn a_connection_dropped_midway_gives_its_streams_budget_back() {
+    // Were it kept, a few such connections would leave the worker answering 503 to all.
+    use h2_support::{DATA, END_HEADERS, END_STREAM, HEADERS, frame, get_block, raw};
+    let server = TestServer::start(Limits { max_buffered_bytes: 200 * 1024, ..Limits::default() });
+    for _ in 0..3 {
+        let mut s = raw(server.addr());
+        s.write_all(&frame(HEADERS, END_HEADERS, 1, &get_block("POST", "/slow"))).unwrap();
+        // 75,000 bytes, held in a buffer of 120,000.
+        for i in 0..5 {
+            let flags = if i == 4 { END_STREAM } else { 0 };
+            s.write_all(&frame(DATA, flags, 1, &[b'x'; 15_000])).unwrap();
+        }
+        // The body is held while the handler waits 300 ms: go away meanwhile.
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        drop(s);
+    }
+    tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    let client = connect(server.addr()).await;
+    let answer = send(&client, "POST", "/echo", &[b'y'; 60_000]).await.unwrap();
+    assert_eq!((answer.status, answer.body.len()), (200, 60_000));
+}

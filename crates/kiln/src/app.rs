@@ -163,6 +163,26 @@ impl<S: 'static> App<S> {
         self
     }
 
+    /// Announces `links`, made by [`asset!`](crate::asset), to every browser loading a
+    /// page (a `GET` that accepts HTML) in a `103 Early Hints` (RFC 8297) with
+    /// `Link: <…>; rel=preload`, sent over HTTP/2 as soon as the request arrives: the
+    /// browser fetches the stylesheet while the page is made. Not over HTTP/1.1, where
+    /// old clients break on a 1xx. The links are checked when the binary is built
+    /// (`asset!`), and their files at start-up by
+    /// [`App::try_assets_linked`](crate::App::try_assets_linked) given the same links, so
+    /// a hint never names a file that is not served.
+    ///
+    /// ```
+    /// use kiln::{App, asset};
+    /// let app = App::new(|_| ()).early_hints(&[asset!("hello.txt")]);
+    /// # let _ = app;
+    /// ```
+    pub fn early_hints(mut self, links: &[&str]) -> Self {
+        let lines = crate::asset::preload_lines(links);
+        self.config.early_hints = (!lines.is_empty()).then(|| lines.into());
+        self
+    }
+
     /// Sets the trailing-slash policy (default: [`TrailingSlash::Redirect`]).
     pub fn trailing_slash(mut self, policy: TrailingSlash) -> Self {
         self.trailing_slash = policy;

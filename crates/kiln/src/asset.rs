@@ -132,6 +132,27 @@ impl<S: 'static> App<S> {
     }
 }
 
+/// The `Link` lines of a `103 Early Hints` announcing `links` ([`App::early_hints`]).
+pub(crate) fn preload_lines(links: &[&str]) -> Vec<u8> {
+    let mut lines = Vec::new();
+    for link in links {
+        lines.extend_from_slice(format!("Link: <{link}>; rel=preload; as={}\r\n", preload_as(link)).as_bytes());
+    }
+    lines
+}
+
+/// The `as` of a preload by the file's extension (the Fetch standard's destinations);
+/// fonts are fetched in CORS mode, so their hint says `crossorigin` too.
+fn preload_as(link: &str) -> &'static str {
+    match link.rsplit('.').next().unwrap_or("") {
+        "css" => "style",
+        "js" | "mjs" => "script",
+        "woff2" | "woff" | "ttf" | "otf" => "font; crossorigin",
+        "png" | "jpg" | "jpeg" | "gif" | "webp" | "avif" | "svg" | "ico" => "image",
+        _ => "fetch",
+    }
+}
+
 /// Adds every visible file below `dir` to `hashed`, under its hashed name.
 fn collect(dir: &Path, prefix: &str, hashed: &mut HashMap<String, String>) -> io::Result<()> {
     for entry in std::fs::read_dir(dir)? {
@@ -169,6 +190,20 @@ fn hashed_name(rel: &str, content: &[u8]) -> String {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn early_hints_say_what_each_file_is_fetched_as() {
+        let lines =
+            super::preload_lines(&["/static/site.1.css", "/static/f.2.woff2", "/static/a.3.js", "/static/x.4.png"]);
+        assert_eq!(
+            String::from_utf8(lines).unwrap(),
+            "Link: </static/site.1.css>; rel=preload; as=style\r\n\
+             Link: </static/f.2.woff2>; rel=preload; as=font; crossorigin\r\n\
+             Link: </static/a.3.js>; rel=preload; as=script\r\n\
+             Link: </static/x.4.png>; rel=preload; as=image\r\n"
+        );
+    }
+
     use super::hashed_name;
 
     #[test]

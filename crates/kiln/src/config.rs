@@ -36,6 +36,8 @@ pub(crate) struct Config {
     pub(crate) secure_headers: Option<SecureHeaders>,
     /// Compression, CORS: applied around the handler.
     pub(crate) layers: Layers,
+    /// `Link` lines of a `103 Early Hints` for page requests ([`App::early_hints`](crate::App::early_hints)).
+    pub(crate) early_hints: Option<Arc<[u8]>>,
 }
 
 impl Default for Config {
@@ -50,6 +52,7 @@ impl Default for Config {
             trusted_proxies: TrustedProxies::none(),
             secure_headers: None,
             layers: Layers::default(),
+            early_hints: None,
         }
     }
 }

@@ -83,6 +83,10 @@ impl<S: 'static> Service for AppService<S> {
     fn call<'a>(&'a self, req: Request<'a>, res: &'a mut Response) -> impl Future<Output = ()> + 'a {
         self.inner.call(req, res)
     }
+
+    fn early_hints<'a>(&'a self, req: &Request<'_>) -> Option<&'a [u8]> {
+        self.inner.early_hints(req)
+    }
 }
 
 /// Routes a worker's requests with its state.
@@ -165,4 +169,15 @@ impl<S: 'static> Service for Routed<S> {
         }
         self.shared.config.layers.after(req, path, res);
     }
+
+    /// The app's hints, for a browser loading a page: a `GET` that accepts HTML.
+    fn early_hints<'a>(&'a self, req: &Request<'_>) -> Option<&'a [u8]> {
+        let hints = self.shared.config.early_hints.as_deref()?;
+        let page = req.method() == "GET" && req.header("accept").is_some_and(|a| contains(a, b"text/html"));
+        page.then_some(hints)
+    }
+}
+
+fn contains(haystack: &[u8], needle: &[u8]) -> bool {
+    haystack.windows(needle.len()).any(|w| w.eq_ignore_ascii_case(needle))
 }

@@ -53,6 +53,10 @@ impl<M: Middleware, S: Service> Service for Wrapped<M, S> {
             self.middleware.after(&req, res, carry);
         }
     }
+
+    fn early_hints<'a>(&'a self, req: &Request<'_>) -> Option<&'a [u8]> {
+        self.inner.early_hints(req)
+    }
 }
 
 /// A [`MakeService`](crate::MakeService) whose services are wrapped in a middleware;

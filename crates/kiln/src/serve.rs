@@ -115,6 +115,10 @@ impl<S: Service> Service for Watched<S> {
             }
         }
     }
+
+    fn early_hints<'a>(&'a self, req: &Request<'_>) -> Option<&'a [u8]> {
+        self.inner.as_ref()?.early_hints(req)
+    }
 }
 
 /// A running app: what [`serve`] returns. Dropping it shuts the server down without

@@ -4,7 +4,6 @@
 //! graceful `GOAWAY` when the worker shuts down, the request cap is reached or the
 //! connection idles, or an abrupt one when the peer misbehaves.
 
-use std::cell::{Cell, RefCell};
 use std::future::poll_fn;
 use std::net::SocketAddr;
 use std::pin::Pin;
@@ -22,7 +21,8 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::time::{Instant, Sleep, sleep_until, timeout, timeout_at};
 
 use super::meter::{Meter, Metered};
-use super::stream::{self, Ended};
+use super::shared::Shared;
+use super::stream;
 use crate::config::Limits;
 use crate::service::Service;
 use crate::transport::Transport;
@@ -31,11 +31,6 @@ use crate::worker::Worker;
 /// Streams accepted in one turn before the connection lets the worker's others run: a
 /// peer that opens streams as fast as it can must not hold the worker.
 const STREAMS_PER_TURN: u32 = 64;
-/// Streams a peer may reset before they are answered, beyond one per stream answered,
-/// before the connection is closed with `GOAWAY(ENHANCE_YOUR_CALM)`: a browser cancels
-/// a few; the rapid-reset attack (2023) cancels every one, and each still costs the
-/// server the work done until the reset arrived.
-const RESET_ALLOWANCE: u64 = 200;
 /// How long a connection that has sent `GOAWAY` and has no stream left may take to
 /// close (the peer reading the last frames) before it is dropped.
 const CLOSE_WAIT: Duration = Duration::from_secs(2);
@@ -44,52 +39,6 @@ const CLOSE_WAIT: Duration = Duration::from_secs(2);
 const LINGER_TIME: Duration = Duration::from_secs(2);
 /// Most input read away from a closed connection.
 const LINGER_BYTES: usize = 256 * 1024;
-
-/// What the streams of one connection share with it.
-pub(super) struct Shared {
-    pub(super) worker: Rc<Worker>,
-    pub(super) peer: SocketAddr,
-    pub(super) hsts: Option<HeaderValue>,
-    pub(super) meter: Rc<Meter>,
-    /// The `date` field, kept while the worker's `Date` stays the same.
-    date: RefCell<([u8; 29], HeaderValue)>,
-    answered: Cell<u64>,
-    resets: Cell<u64>,
-    /// A response asked to close the connection (`Response::set_close`).
-    close: Cell<bool>,
-}
-
-impl Shared {
-    /// The `date` field for a response now.
-    pub(super) fn date(&self) -> HeaderValue {
-        let now = self.worker.date();
-        let mut date = self.date.borrow_mut();
-        if date.0 != now {
-            *date = (now, date_value(now));
-        }
-        date.1.clone()
-    }
-
-    pub(super) fn ended(&self, ended: Ended) {
-        let count = match ended {
-            Ended::Answered => &self.answered,
-            Ended::Reset => &self.resets,
-        };
-        count.set(count.get() + 1);
-    }
-
-    pub(super) fn close_after(&self) {
-        self.close.set(true);
-    }
-
-    fn reset_flood(&self) -> bool {
-        self.resets.get() > RESET_ALLOWANCE + self.answered.get()
-    }
-}
-
-fn date_value(date: [u8; 29]) -> HeaderValue {
-    HeaderValue::from_bytes(&date).unwrap_or(HeaderValue::from_static(""))
-}
 
 /// The `h2` settings from the worker's limits.
 fn builder(limits: &Limits) -> Builder {
@@ -120,17 +69,7 @@ pub(crate) async fn serve<S: Service, T: Transport>(
     // The preface and the first SETTINGS are the connection's head: the same bound.
     let handshake = builder(&worker.limits).handshake::<_, Bytes>(&mut io);
     if let Ok(Ok(conn)) = timeout(worker.limits.header_timeout, handshake).await {
-        let date = RefCell::new((worker.date(), date_value(worker.date())));
-        let shared = Shared {
-            worker: Rc::clone(&worker),
-            peer,
-            hsts,
-            meter,
-            date,
-            answered: Cell::new(0),
-            resets: Cell::new(0),
-            close: Cell::new(false),
-        };
+        let shared = Shared::new(Rc::clone(&worker), peer, hsts, meter);
         drive(conn, &*service, &shared, slot).await;
     }
     linger(&mut io.io).await;
@@ -181,7 +120,7 @@ async fn drive<S: Service, T: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unp
                     goaway = Some(Instant::now());
                 } else if worker.shutting_down.get()
                     || accepted >= limits.max_requests_per_connection
-                    || shared.close.get()
+                    || shared.closing()
                 {
                     // In-flight streams finish; the peer sends new ones elsewhere
                     // (RFC 9113 §6.8).

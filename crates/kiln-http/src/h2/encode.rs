@@ -32,15 +32,7 @@ pub(super) fn head(res: &Response, len: Option<u64>, common: Common<'_>) -> http
     let fields = head.headers_mut();
     fields.insert(header::SERVER, HeaderValue::from_static("kiln"));
     fields.insert(header::DATE, common.date);
-    for line in res.headers.split(|&b| b == b'\n') {
-        let line = line.strip_suffix(b"\r").unwrap_or(line);
-        let Some(colon) = line.iter().position(|&b| b == b':') else { continue };
-        let (name, value) = (&line[..colon], line[colon + 1..].trim_ascii());
-        let (Ok(name), Ok(value)) = (HeaderName::from_bytes(name), HeaderValue::from_bytes(value)) else { continue };
-        if !DROPPED.contains(&name) {
-            fields.append(name, value);
-        }
-    }
+    append_lines(fields, &res.headers);
     if let Some(len) = len {
         fields.insert(header::CONTENT_LENGTH, HeaderValue::from(len));
     }
@@ -50,6 +42,27 @@ pub(super) fn head(res: &Response, len: Option<u64>, common: Common<'_>) -> http
         }
     }
     head
+}
+
+/// A `103 Early Hints` carrying `lines` (RFC 8297).
+pub(super) fn early_hints(lines: &[u8]) -> http::Response<()> {
+    let mut hints = http::Response::new(());
+    *hints.status_mut() = http::StatusCode::EARLY_HINTS;
+    append_lines(hints.headers_mut(), lines);
+    hints
+}
+
+/// Appends each `Name: value` line of `lines` as a field.
+fn append_lines(fields: &mut http::HeaderMap, lines: &[u8]) {
+    for line in lines.split(|&b| b == b'\n') {
+        let line = line.strip_suffix(b"\r").unwrap_or(line);
+        let Some(colon) = line.iter().position(|&b| b == b':') else { continue };
+        let (name, value) = (&line[..colon], line[colon + 1..].trim_ascii());
+        let (Ok(name), Ok(value)) = (HeaderName::from_bytes(name), HeaderValue::from_bytes(value)) else { continue };
+        if !DROPPED.contains(&name) {
+            fields.append(name, value);
+        }
+    }
 }
 
 #[cfg(test)]

@@ -19,6 +19,7 @@ mod meter;
 mod preface;
 mod request;
 mod send;
+mod shared;
 mod stream;
 
 pub(crate) use conn::serve;

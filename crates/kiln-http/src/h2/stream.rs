@@ -12,14 +12,14 @@ use h2::server::SendResponse;
 use http::{Method, StatusCode, header};
 use tokio::time::{Instant, timeout_at};
 
-use super::conn::Shared;
 use super::encode::{self, Common};
 use super::send::{self, Gone, Out};
+use super::shared::{Ended, Shared};
 use crate::parse::Rejection;
 use crate::request::Request;
 use crate::response::{Body, Response};
 use crate::service::{Service, call_caught};
-use crate::worker::{ConnBufs, Worker};
+use crate::worker::{Bufs, ConnBufs, Worker};
 
 /// A body up to this size is copied out of the response buffer, which then goes back
 /// to the pool with the stream's other buffers; a larger one is handed over as it is.
@@ -33,14 +33,6 @@ const OVER_BUDGET: Rejection =
 const NO_UPGRADE: Rejection =
     Rejection { status: StatusCode::INTERNAL_SERVER_ERROR, reason: "an interim response cannot end an HTTP/2 stream" };
 
-/// How a stream ended, for the connection's counts.
-pub(super) enum Ended {
-    /// The response was sent whole.
-    Answered,
-    /// The peer reset the stream (or the connection went) before the response was sent.
-    Reset,
-}
-
 /// Serves one stream to its end. The stream's buffers come from the worker's pool and
 /// go back to it; the bytes its body holds count against the worker's budget.
 pub(super) async fn serve<S: Service>(
@@ -49,14 +41,26 @@ pub(super) async fn serve<S: Service>(
     request: http::Request<RecvStream>,
     mut respond: SendResponse<Bytes>,
 ) {
-    let worker = &*shared.worker;
     let (parts, mut body) = request.into_parts();
-    let mut bufs = worker.acquire();
-    let mut held = 0;
-    let ended = answer(service, shared, &parts, &mut body, &mut respond, &mut bufs, &mut held).await;
+    let mut hold = Hold { worker: &shared.worker, bufs: shared.worker.acquire(), held: 0 };
+    let Hold { bufs, held, .. } = &mut hold;
+    let ended = answer(service, shared, &parts, &mut body, &mut respond, bufs, held).await;
     shared.ended(ended);
-    worker.unhold(&mut held);
-    worker.release(bufs);
+}
+
+/// A stream's buffers and its share of the worker's budget, given back however the
+/// stream ends: answered, or dropped with its connection midway.
+struct Hold<'a> {
+    worker: &'a Worker,
+    bufs: Bufs,
+    held: usize,
+}
+
+impl Drop for Hold<'_> {
+    fn drop(&mut self) {
+        self.worker.unhold(&mut self.held);
+        self.worker.release(mem::take(&mut self.bufs));
+    }
 }
 
 async fn answer<S: Service>(
@@ -74,6 +78,12 @@ async fn answer<S: Service>(
     let read_whole = match super::request::build(parts, read, head, worker.limits.max_headers) {
         Ok(()) => {
             shared.meter.payload(read.len());
+            let req = Request { buf: read, head, body: b"", peer: shared.peer };
+            if let Some(lines) = service.early_hints(&req) {
+                // Before the body is read and the service called: the browser fetches
+                // meanwhile. A failure here is the stream's end, which the rest sees.
+                let _ = respond.send_informational(super::encode::early_hints(lines));
+            }
             read_body(parts, body, chunked_body, worker, shared, held).await
         }
         Err(rejection) => Err(Refused::With(rejection)),
@@ -104,6 +114,13 @@ async fn answer<S: Service>(
         }
         Err(Refused::Gone) => return Ended::Reset,
         Err(Refused::With(rejection)) => crate::encode::error_response(res, rejection.status, rejection.reason),
+    }
+    // A large body waits for the peer's window in memory: it counts against the worker's
+    // budget as HTTP/1.1's does, and beyond it the client is told to come back.
+    let want = chunked_body.capacity() + res.buffer.capacity();
+    if res.buffer.capacity() >= COPY_BODY_MAX && !worker.hold(held, want) {
+        res.buffer = Vec::new();
+        crate::encode::error_response(res, OVER_BUDGET.status, OVER_BUDGET.reason);
     }
     if res.close {
         shared.close_after();

@@ -71,6 +71,10 @@ impl<S: Service> Service for Logged<S> {
         }
         log.record(&req, res, started, micros);
     }
+
+    fn early_hints<'a>(&'a self, req: &Request<'_>) -> Option<&'a [u8]> {
+        self.inner.early_hints(req)
+    }
 }
 
 /// What one worker owns for logging; no lock, no atomic on the request path.
