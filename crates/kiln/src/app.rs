@@ -163,6 +163,14 @@ impl<S: 'static> App<S> {
         self
     }
 
+    /// Runs each request in a `tracing` span named `request` (target `kiln::request`,
+    /// fields `method` and `path`), so the events of its handler (and of kiln) carry
+    /// them. Off by default: a span costs even when no subscriber listens.
+    pub fn request_spans(mut self) -> Self {
+        self.config.layers.request_spans = true;
+        self
+    }
+
     /// Sets the trailing-slash policy (default: [`TrailingSlash::Redirect`]).
     pub fn trailing_slash(mut self, policy: TrailingSlash) -> Self {
         self.trailing_slash = policy;

@@ -153,8 +153,20 @@ impl<S: 'static> Routed<S> {
 
 impl<S: 'static> Service for Routed<S> {
     async fn call<'a>(&'a self, req: Request<'a>, res: &'a mut Response) {
+        if self.shared.config.layers.request_spans {
+            let span =
+                tracing::info_span!(target: "kiln::request", "request", method = req.method(), path = req.path());
+            return tracing::Instrument::instrument(self.answer(req, res), span).await;
+        }
+        self.answer(req, res).await
+    }
+}
+
+impl<S: 'static> Routed<S> {
+    async fn answer<'a>(&'a self, req: Request<'a>, res: &'a mut Response) {
         let path = req.path();
-        if self.shared.config.layers.before(req, path, res) {
+        let layers = &self.shared.config.layers;
+        if layers.before(req, path, res) {
             return;
         }
         if let Dispatch::Running(handler) = self.dispatch(req, path, &mut *res) {
@@ -163,6 +175,9 @@ impl<S: 'static> Service for Routed<S> {
         if let Some(headers) = &self.shared.config.secure_headers {
             headers.apply(path, res);
         }
-        self.shared.config.layers.after(req, path, res);
+        layers.after(req, path, res);
+        if res.status().is_server_error() {
+            tracing::warn!(target: "kiln::request", method = req.method(), path, "answered {}", res.status());
+        }
     }
 }

@@ -17,6 +17,9 @@ pub(crate) struct Layers {
     pub(crate) compression: Option<Compression>,
     /// CORS policies, the first whose prefix matches the path applying.
     pub(crate) cors: Vec<Cors>,
+    /// Whether each request runs in a `tracing` span (`request`, with its method and
+    /// path).
+    pub(crate) request_spans: bool,
 }
 
 impl Layers {
