@@ -171,6 +171,12 @@ impl<S: 'static> App<S> {
         self
     }
 
+    /// Serves the app's metrics in Prometheus' text format ([`Metrics`](crate::Metrics)).
+    pub fn metrics(mut self, metrics: crate::Metrics) -> Self {
+        self.config.layers.metrics = Some(metrics);
+        self
+    }
+
     /// Sets the trailing-slash policy (default: [`TrailingSlash::Redirect`]).
     pub fn trailing_slash(mut self, policy: TrailingSlash) -> Self {
         self.trailing_slash = policy;

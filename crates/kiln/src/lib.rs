@@ -125,7 +125,7 @@ pub use health::{Healthz, healthz};
 pub use html::Html;
 pub use json::Json;
 pub use key::{Key, KeyTooShort, MIN_KEY_BYTES};
-pub use layers::{Compression, Cors, DEFAULT_COMPRESSION_MIN_SIZE, Encoding, Levels};
+pub use layers::{Compression, Cors, DEFAULT_COMPRESSION_MIN_SIZE, Encoding, Levels, Metrics};
 pub use link::{Absolute, PublicUrl};
 pub use make::{IntoMakeService, MakeService, StateError};
 #[cfg(feature = "maud")]
