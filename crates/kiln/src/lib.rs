@@ -35,6 +35,11 @@
 //!   app's types with `#[derive(FromRow)]`, transactions, migrations embedded at
 //!   compile time; SQLite on threads of its own, PostgreSQL pipelined per worker;
 //!   a missing row is a `404`, a conflict a `409`, an unreachable database a `503`.
+//! - **Layers**: [`Compression`] (brotli, zstd, gzip, streamed bodies too), [`Cors`],
+//!   [`Metrics`] (`/metrics` in Prometheus' text format) and request spans; kiln's
+//!   events go through `tracing`.
+//! - **APIs**: [`BearerToken`]s signed with the app's [`Key`], [`blocking`] work on a
+//!   bounded pool, `?` on database errors in handlers returning [`Rejection`].
 //! - `HEAD` from `GET`, `405` with `Allow`, a trailing-slash policy, [middleware],
 //!   and an in-process [`TestClient`](test::TestClient).
 //!
