@@ -3,6 +3,7 @@
 mod bench_routes;
 mod database;
 mod https;
+mod logging;
 mod site;
 mod state;
 mod techempower;
@@ -131,6 +132,7 @@ fn is_benchmark(path: &str) -> bool {
 
 fn main() -> ExitCode {
     let args = Args::parse();
+    logging::init();
     let log = match access_log(&args) {
         Ok(log) => log,
         Err(e) => {

@@ -325,8 +325,8 @@ impl ServerHandle {
     /// - SIGINT: returns at once.
     /// - SIGUSR2: starts this executable again with the same arguments and hands it the
     ///   listening sockets; once it reports ready, this returns (the new process
-    ///   accepts from the same queues meanwhile). If it fails, this process says why on
-    ///   stderr and goes on serving.
+    ///   accepts from the same queues meanwhile). If it fails, this process says why (a
+    ///   `tracing` error) and goes on serving.
     pub async fn until_signal(&mut self) -> io::Result<()> {
         use tokio::signal::unix::{SignalKind, signal};
         let mut term = signal(SignalKind::terminate())?;
@@ -357,10 +357,10 @@ impl ServerHandle {
                     match handover::hand_over(&kept).await {
                         Ok(pid) => {
                             let me = std::process::id();
-                            eprintln!("kiln: process {pid} took over the listeners; process {me} drains and exits");
+                            tracing::info!(target: "kiln::server", "process {pid} took over the listeners; process {me} drains and exits");
                             return Ok(());
                         }
-                        Err(e) => eprintln!("kiln: hand-over on SIGUSR2 failed, still serving: {e}"),
+                        Err(e) => tracing::error!(target: "kiln::server", "hand-over on SIGUSR2 failed, still serving: {e}"),
                     }
                 }
             }

@@ -27,6 +27,14 @@ fn serve_if_asked() -> bool {
     if std::env::var(ROLE).is_err() {
         return false;
     }
+    // The server's events (`process N took over the listeners; ...`) on stderr, bare.
+    tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .without_time()
+        .with_level(false)
+        .with_target(false)
+        .with_ansi(false)
+        .init();
     let handle = Server::new()
         .workers(2)
         .listen("127.0.0.1:0")
@@ -248,7 +256,8 @@ fn handover_on_sigusr2_twice_under_100_connections_loses_no_request() {
     for round in 1..=2 {
         signal(Signal::SIGUSR2, pid);
         let line = group.line("took over the listeners");
-        let next: u32 = line.split_whitespace().nth(2).unwrap().parse().unwrap();
+        let mut words = line.split_whitespace().skip_while(|w| *w != "process");
+        let next: u32 = words.nth(1).unwrap().parse().unwrap();
         let old = pid;
         wait_for("the old process to exit", &|| gone(old));
         pid = next;

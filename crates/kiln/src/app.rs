@@ -183,6 +183,20 @@ impl<S: 'static> App<S> {
         self
     }
 
+    /// Runs each request in a `tracing` span named `request` (target `kiln::request`,
+    /// fields `method` and `path`), so the events of its handler (and of kiln) carry
+    /// them. Off by default: a span costs even when no subscriber listens.
+    pub fn request_spans(mut self) -> Self {
+        self.config.layers.request_spans = true;
+        self
+    }
+
+    /// Serves the app's metrics in Prometheus' text format ([`Metrics`](crate::Metrics)).
+    pub fn metrics(mut self, metrics: crate::Metrics) -> Self {
+        self.config.layers.metrics = Some(metrics);
+        self
+    }
+
     /// Sets the trailing-slash policy (default: [`TrailingSlash::Redirect`]).
     pub fn trailing_slash(mut self, policy: TrailingSlash) -> Self {
         self.trailing_slash = policy;

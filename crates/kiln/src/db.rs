@@ -84,7 +84,7 @@ impl From<Error> for Rejection {
                 Unavailable::new("database unavailable, try again").into()
             }
             _ => {
-                eprintln!("kiln: {error}");
+                tracing::error!(target: "kiln::db", "database error, answered 500: {error}");
                 Internal::new("database error").into()
             }
         }
@@ -99,7 +99,7 @@ impl crate::IntoResponse for Error {
     }
 }
 
-/// How often, at most, a `503` from the database is written to standard error.
+/// How often, at most, a `503` from the database is logged.
 pub const OUTAGE_LOG_EVERY: std::time::Duration = std::time::Duration::from_secs(10);
 
 /// Logs `error` unless another `503` was logged less than [`OUTAGE_LOG_EVERY`] ago,
@@ -113,8 +113,11 @@ fn log_outage(error: &Error) {
     let due = last == 0 || now >= last + OUTAGE_LOG_EVERY.as_secs();
     if due && LAST.compare_exchange(last, now, Relaxed, Relaxed).is_ok() {
         match UNLOGGED.swap(0, Relaxed) {
-            0 => eprintln!("kiln: answered 503: {error}"),
-            n => eprintln!("kiln: answered 503: {error} ({n} more 503s since the last such line)"),
+            0 => tracing::warn!(target: "kiln::db", "database unavailable, answered 503: {error}"),
+            n => tracing::warn!(
+                target: "kiln::db",
+                "database unavailable, answered 503: {error} ({n} more 503s since the last such line)"
+            ),
         }
     } else {
         UNLOGGED.fetch_add(1, Relaxed);

@@ -14,6 +14,7 @@ use crate::access_log::{AccessLog, Logged};
 use crate::config::Config;
 use crate::extract::RequestContext;
 use crate::handler::Dispatch;
+use crate::layers::WorkerCounters;
 use crate::make::{MakeService, StateError};
 use crate::rejection::{MethodNotAllowed, NotFound};
 use crate::route::PathParams;
@@ -64,7 +65,8 @@ impl<S: 'static> MakeService for AppFactory<S> {
 
     fn try_make_service(&self, worker: usize) -> Result<Self::Service, StateError> {
         let state = (self.state)(worker).map_err(|e| StateError::new(worker, e))?;
-        let routed = Routed { shared: Arc::clone(&self.shared), state: Rc::new(state) };
+        let counters = self.shared.config.layers.metrics.as_ref().map(|m| m.register(self.shared.router.patterns()));
+        let routed = Routed { shared: Arc::clone(&self.shared), state: Rc::new(state), counters };
         Ok(AppService { inner: Logged::new(routed, self.log.as_ref()) })
     }
 
@@ -93,6 +95,8 @@ impl<S: 'static> Service for AppService<S> {
 struct Routed<S> {
     shared: Arc<Shared<S>>,
     state: Rc<S>,
+    /// This worker's counters, when the app serves metrics.
+    counters: Option<Arc<WorkerCounters>>,
 }
 
 impl<S: 'static> Routed<S> {
@@ -157,8 +161,42 @@ impl<S: 'static> Routed<S> {
 
 impl<S: 'static> Service for Routed<S> {
     async fn call<'a>(&'a self, req: Request<'a>, res: &'a mut Response) {
+        if let Some(counters) = &self.counters {
+            return self.counted(counters, req, res).await;
+        }
+        if self.shared.config.layers.request_spans {
+            let span =
+                tracing::info_span!(target: "kiln::request", "request", method = req.method(), path = req.path());
+            return tracing::Instrument::instrument(self.answer(req, res), span).await;
+        }
+        self.answer(req, res).await
+    }
+}
+
+impl<S: 'static> Routed<S> {
+    /// Answers and counts the answer: by route, status class and time taken.
+    async fn counted<'a>(&'a self, counters: &WorkerCounters, req: Request<'a>, res: &'a mut Response) {
         let path = req.path();
-        if self.shared.config.layers.before(req, path, res) {
+        if self.shared.config.layers.metrics.as_ref().is_some_and(|m| m.is_scrape(req.method(), path)) {
+            // The scrape itself is not counted.
+            return self.answer(req, res).await;
+        }
+        let started = std::time::Instant::now();
+        let _in_flight = counters.started();
+        if self.shared.config.layers.request_spans {
+            let span =
+                tracing::info_span!(target: "kiln::request", "request", method = req.method(), path = req.path());
+            tracing::Instrument::instrument(self.answer(req, res), span).await;
+        } else {
+            self.answer(req, res).await;
+        }
+        counters.finished(self.shared.router.index_of(path), res.status(), started.elapsed());
+    }
+
+    async fn answer<'a>(&'a self, req: Request<'a>, res: &'a mut Response) {
+        let path = req.path();
+        let layers = &self.shared.config.layers;
+        if layers.before(req, path, res) {
             return;
         }
         if let Dispatch::Running(handler) = self.dispatch(req, path, &mut *res) {
@@ -167,7 +205,10 @@ impl<S: 'static> Service for Routed<S> {
         if let Some(headers) = &self.shared.config.secure_headers {
             headers.apply(path, res);
         }
-        self.shared.config.layers.after(req, path, res);
+        layers.after(req, path, res);
+        if res.status().is_server_error() {
+            tracing::warn!(target: "kiln::request", method = req.method(), path, "answered {}", res.status());
+        }
     }
 
     /// The app's hints, for a browser loading a page: a `GET` that accepts HTML.

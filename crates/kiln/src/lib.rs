@@ -38,6 +38,11 @@
 //! - **Real time** ([`realtime`]): Server-Sent Events ([`realtime::Sse`]) sent as
 //!   produced, with keep-alive comments and a resume from `Last-Event-ID`, ending
 //!   cleanly when the server drains.
+//! - **Layers**: [`Compression`] (brotli, zstd, gzip, streamed bodies too), [`Cors`],
+//!   [`Metrics`] (`/metrics` in Prometheus' text format) and request spans; kiln's
+//!   events go through `tracing`.
+//! - **APIs**: [`BearerToken`]s signed with the app's [`Key`], [`blocking`] work on a
+//!   bounded pool, `?` on database errors in handlers returning [`Rejection`].
 //! - `HEAD` from `GET`, `405` with `Allow`, a trailing-slash policy, [middleware],
 //!   and an in-process [`TestClient`](test::TestClient).
 //!
@@ -130,7 +135,7 @@ pub use health::{Healthz, healthz};
 pub use html::Html;
 pub use json::Json;
 pub use key::{Key, KeyTooShort, MIN_KEY_BYTES};
-pub use layers::{Compression, Cors, DEFAULT_COMPRESSION_MIN_SIZE, Encoding, Levels};
+pub use layers::{Compression, Cors, DEFAULT_COMPRESSION_MIN_SIZE, Encoding, Levels, Metrics};
 pub use link::{Absolute, PublicUrl};
 pub use make::{IntoMakeService, MakeService, StateError};
 #[cfg(feature = "maud")]

@@ -124,6 +124,11 @@ impl<S> Router<S> {
     }
 
     /// The patterns, in registration order.
+    /// The index of the endpoint `path` matches, in [`patterns`](Self::patterns)' order.
+    pub(crate) fn index_of(&self, path: &str) -> Option<usize> {
+        self.router.at(path).ok().map(|matched| *matched.value)
+    }
+
     pub(crate) fn patterns(&self) -> impl Iterator<Item = &str> {
         self.endpoints.iter().map(|e| &*e.pattern)
     }

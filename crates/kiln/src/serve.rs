@@ -58,7 +58,10 @@ pub fn serve(app: impl IntoMakeService, server: Server) -> Result<Serving, Serve
     };
     release_startup_memory();
     match server.serve(factory) {
-        Ok(handle) => Ok(Serving { handle, events: rx, log }),
+        Ok(handle) => {
+            tracing::info!(target: "kiln::server", "serving on {}", handle.local_addr());
+            Ok(Serving { handle, events: rx, log })
+        }
         Err(e) => {
             if let Some(log) = log {
                 log.shutdown();
@@ -193,6 +196,11 @@ impl Serving {
         let served = self.handle.wait();
         if let Some(log) = &self.log {
             log.shutdown();
+        }
+        match (&failed, &served) {
+            (Some(e), _) => tracing::error!(target: "kiln::server", "stopped: {e}"),
+            (None, Err(e)) => tracing::error!(target: "kiln::server", "stopped: {e}"),
+            (None, Ok(())) => tracing::info!(target: "kiln::server", "stopped"),
         }
         match failed {
             Some(e) => Err(ServeError::State(e)),

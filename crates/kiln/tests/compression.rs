@@ -45,6 +45,7 @@ async fn page(route: Page) -> kiln::Response {
         "strong-etag" => ([("ETag", "\"abc\"")], kiln::Html(big)).into_response(&mut res),
         "weak-etag" => ([("ETag", "W/\"abc\"")], kiln::Html(big)).into_response(&mut res),
         "not-modified" => StatusCode::NOT_MODIFIED.into_response(&mut res),
+        "not-modified-strong" => (StatusCode::NOT_MODIFIED, [("ETag", "\"abc\"")], "").into_response(&mut res),
         _ => StatusCode::NOT_FOUND.into_response(&mut res),
     }
     res
@@ -136,6 +137,10 @@ fn head_and_304_are_consistent_with_get() {
     assert_eq!(not_modified.status(), 304);
     assert_eq!(not_modified.header("vary"), Some("Accept-Encoding"));
     assert_eq!(not_modified.header("content-encoding"), None);
+    // A strong validator's 200 is never re-encoded (a static file): its 304 says so too.
+    let static_304 =
+        c.request("GET", Page { kind: "not-modified-strong".into() }).header("Accept-Encoding", "br").send();
+    assert_eq!((static_304.status().as_u16(), static_304.header("vary")), (304, None));
 }
 
 #[test]

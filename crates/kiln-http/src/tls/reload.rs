@@ -30,8 +30,8 @@ pub(crate) fn reload_on_sighup(store: Arc<CertStore>, mut stop: watch::Receiver<
                             return;
                         }
                         match store.reload() {
-                            Ok(()) => eprintln!("kiln: SIGHUP: TLS certificate reloaded from {}", store.cert_path().display()),
-                            Err(e) => eprintln!("kiln: SIGHUP: TLS certificate NOT reloaded, the old one stays: {e}"),
+                            Ok(()) => tracing::info!(target: "kiln::tls", "SIGHUP: TLS certificate reloaded from {}", store.cert_path().display()),
+                            Err(e) => tracing::error!(target: "kiln::tls", "SIGHUP: TLS certificate NOT reloaded, the old one stays: {e}"),
                         }
                     }
                 }

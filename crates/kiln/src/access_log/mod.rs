@@ -52,7 +52,7 @@ pub struct AccessLog {
 
 impl AccessLog {
     /// Starts the writer thread for `target`. This never fails: a file that cannot be
-    /// opened is reported once on stderr, its lines are dropped, and opening is retried
+    /// opened is reported once (a `tracing` error), its lines are dropped, and opening is retried
     /// once a second.
     pub fn open(target: LogTarget, format: LogFormat) -> AccessLog {
         let (tx, rx) = std::sync::mpsc::sync_channel(QUEUE_DEPTH);

@@ -3,7 +3,7 @@
 //! file when asked (SIGHUP, for logrotate).
 //!
 //! A write that fails (a full disk, a file that cannot be opened) is reported once on
-//! stderr and its lines are dropped; the workers never wait for this thread.
+//! a `tracing` error and its lines are dropped; the workers never wait for this thread.
 
 use std::fs::{File, OpenOptions};
 use std::io::{self, Write};
@@ -184,7 +184,7 @@ impl Sink {
                 shared.written.fetch_add(lines, Ordering::Relaxed);
                 if self.failing {
                     self.failing = false;
-                    eprintln!("kiln: access log {}: writing again", self.describe());
+                    tracing::info!(target: "kiln::access_log", "access log {}: writing again", self.describe());
                 }
             }
             Err(e) => {
@@ -198,7 +198,7 @@ impl Sink {
     fn fail(&mut self, e: &io::Error) {
         if !self.failing {
             self.failing = true;
-            eprintln!("kiln: access log {}: {e}; dropping lines until it can be written again", self.describe());
+            tracing::error!(target: "kiln::access_log", "access log {}: {e}; dropping lines until it can be written again", self.describe());
         }
     }
 

@@ -1,15 +1,19 @@
 //! App layers: what wraps every response of an app (or of the paths a layer names)
 //! after its handler: compression, CORS. Each is an [`App`](crate::App) setting
-//! applied in one place, [`Layers`], with nothing on the request path when unset.
+//! applied in one place, [`Layers`], with nothing on the request path when unset;
+//! and the app's own observability: `/metrics` and request spans.
 
 mod compression;
 mod cors;
 mod headers;
+mod metrics;
 
 use kiln_http::{Request, Response};
 
 pub use compression::{Compression, DEFAULT_COMPRESSION_MIN_SIZE, Encoding, Levels};
 pub use cors::Cors;
+pub use metrics::Metrics;
+pub(crate) use metrics::WorkerCounters;
 
 /// The app's layers, in the order they apply.
 #[derive(Debug, Clone, Default)]
@@ -17,12 +21,23 @@ pub(crate) struct Layers {
     pub(crate) compression: Option<Compression>,
     /// CORS policies, the first whose prefix matches the path applying.
     pub(crate) cors: Vec<Cors>,
+    /// Whether each request runs in a `tracing` span (`request`, with its method and
+    /// path).
+    pub(crate) request_spans: bool,
+    /// The `/metrics` endpoint and the counters behind it.
+    pub(crate) metrics: Option<Metrics>,
 }
 
 impl Layers {
     /// Before routing: a CORS preflight is answered here. `true` when the response
     /// is complete.
     pub(crate) fn before(&self, req: Request<'_>, path: &str, res: &mut Response) -> bool {
+        if let Some(metrics) = &self.metrics {
+            if metrics.is_scrape(req.method(), path) {
+                metrics.render(res);
+                return true;
+            }
+        }
         match self.cors_for(path) {
             Some(cors) => cors.preflight(req, path, res),
             None => false,

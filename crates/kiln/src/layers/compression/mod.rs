@@ -123,9 +123,12 @@ impl Compression {
             return;
         }
         let status = res.status();
-        // RFC 9110 §15.4.5: a 304 carries the `Vary` its 200 would have.
+        // RFC 9110 §15.4.5: a 304 carries the `Vary` its 200 would have; a strong
+        // validator's 200 (a static file) is never re-encoded, so has none from here.
         if status == StatusCode::NOT_MODIFIED {
-            add_vary(res);
+            if !has_strong_etag(res.raw_headers()) {
+                add_vary(res);
+            }
             return;
         }
         if status.is_informational()
@@ -167,7 +170,7 @@ impl Compression {
         if response_header(headers, "cache-control").is_some_and(|v| has_token(v, b"no-transform")) {
             return false;
         }
-        if response_header(headers, "etag").is_some_and(|v| !v.starts_with(b"W/")) {
+        if has_strong_etag(headers) {
             return false;
         }
         if !response_header(headers, "content-type").is_some_and(compressible) {
@@ -180,6 +183,10 @@ impl Compression {
             (Some(_), None) => false,
         }
     }
+}
+
+fn has_strong_etag(headers: &[u8]) -> bool {
+    response_header(headers, "etag").is_some_and(|v| !v.starts_with(b"W/"))
 }
 
 fn add_vary(res: &mut Response) {

@@ -1,0 +1,71 @@
+//! One worker's counters. Only that worker writes them, so an increment is a relaxed
+//! load and store (no `lock` prefix, no contention); a scrape on another worker reads
+//! them with relaxed loads, which may see a count a request or two behind.
+
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::time::Duration;
+
+use kiln_http::StatusCode;
+
+/// The histogram's upper bounds, in microseconds (Prometheus' default buckets, from
+/// 0.5 ms, plus finer ones below for a server that answers in microseconds).
+pub(super) const BUCKETS_US: [u64; 16] = [
+    50, 100, 250, 500, 1_000, 2_500, 5_000, 10_000, 25_000, 50_000, 100_000, 250_000, 500_000, 1_000_000, 2_500_000,
+    10_000_000,
+];
+
+/// Status classes counted: 1xx to 5xx.
+pub(super) const CLASSES: usize = 5;
+
+#[derive(Debug)]
+pub(crate) struct WorkerCounters {
+    /// Per route (the last entry: no route matched), per status class.
+    pub(super) requests: Box<[[AtomicU64; CLASSES]]>,
+    /// Per bucket, then one for past the last bound.
+    pub(super) latency: [AtomicU64; BUCKETS_US.len() + 1],
+    pub(super) latency_sum_us: AtomicU64,
+    pub(super) in_flight: AtomicU64,
+}
+
+/// Counts a request in flight until dropped.
+pub(crate) struct InFlight<'c>(&'c AtomicU64);
+
+impl Drop for InFlight<'_> {
+    fn drop(&mut self) {
+        bump(self.0, u64::MAX);
+    }
+}
+
+/// Adds `by` (wrapping: `u64::MAX` subtracts one), as the only writer.
+fn bump(counter: &AtomicU64, by: u64) {
+    counter.store(counter.load(Relaxed).wrapping_add(by), Relaxed);
+}
+
+impl WorkerCounters {
+    pub(super) fn new(routes: usize) -> Self {
+        WorkerCounters {
+            requests: (0..=routes).map(|_| Default::default()).collect(),
+            latency: Default::default(),
+            latency_sum_us: AtomicU64::new(0),
+            in_flight: AtomicU64::new(0),
+        }
+    }
+
+    /// A request begins; it is in flight until the guard drops (a handler that
+    /// panics included).
+    pub(crate) fn started(&self) -> InFlight<'_> {
+        bump(&self.in_flight, 1);
+        InFlight(&self.in_flight)
+    }
+
+    /// A request answered: by route index (`None`: unmatched), status, and time taken.
+    pub(crate) fn finished(&self, route: Option<usize>, status: StatusCode, took: Duration) {
+        let row = route.unwrap_or(self.requests.len() - 1).min(self.requests.len() - 1);
+        let class = usize::from(status.as_u16() / 100).clamp(1, CLASSES) - 1;
+        bump(&self.requests[row][class], 1);
+        let us = u64::try_from(took.as_micros()).unwrap_or(u64::MAX);
+        let bucket = BUCKETS_US.iter().position(|&b| us <= b).unwrap_or(BUCKETS_US.len());
+        bump(&self.latency[bucket], 1);
+        bump(&self.latency_sum_us, us);
+    }
+}

@@ -1,0 +1,133 @@
+//! `App::metrics`: `/metrics` in the Prometheus text format, read here with a small
+//! parser of that format; each worker's counters merged at the scrape.
+
+use std::collections::BTreeMap;
+
+use kiln::http::Server;
+use kiln::test::TestClient;
+use kiln::{App, Metrics, Route, StatusCode};
+use kiln_test_support::get;
+
+#[derive(Route)]
+#[route("/items/{id}")]
+struct Item {
+    id: u32,
+}
+
+async fn item(route: Item) -> Result<String, StatusCode> {
+    if route.id == 0 { Err(StatusCode::INTERNAL_SERVER_ERROR) } else { Ok(format!("item {}", route.id)) }
+}
+
+/// One sample: its name and labels, and its value.
+type Samples = BTreeMap<(String, BTreeMap<String, String>), f64>;
+
+/// Parses the text exposition format (0.0.4): `# HELP` / `# TYPE` lines, then
+/// `name{label="value",...} number` lines. Panics on anything else.
+fn parse(text: &str) -> (Samples, BTreeMap<String, String>) {
+    let mut samples = Samples::new();
+    let mut types = BTreeMap::new();
+    for line in text.lines() {
+        if let Some(rest) = line.strip_prefix("# TYPE ") {
+            let (name, kind) = rest.split_once(' ').expect("# TYPE name kind");
+            types.insert(name.to_owned(), kind.to_owned());
+            continue;
+        }
+        if line.starts_with("# HELP ") || line.is_empty() {
+            continue;
+        }
+        let (series, value) = line.rsplit_once(' ').unwrap_or_else(|| panic!("no value: {line}"));
+        let value: f64 = value.parse().unwrap_or_else(|_| panic!("bad value: {line}"));
+        let (name, labels) = match series.split_once('{') {
+            None => (series, BTreeMap::new()),
+            Some((name, rest)) => {
+                let body = rest.strip_suffix('}').unwrap_or_else(|| panic!("unclosed labels: {line}"));
+                let mut labels = BTreeMap::new();
+                let mut chars = body.chars().peekable();
+                while chars.peek().is_some() {
+                    let key: String = chars.by_ref().take_while(|&c| c != '=').collect();
+                    assert_eq!(chars.next(), Some('"'), "{line}");
+                    let mut value = String::new();
+                    loop {
+                        match chars.next().unwrap_or_else(|| panic!("unterminated: {line}")) {
+                            '\\' => match chars.next() {
+                                Some('n') => value.push('\n'),
+                                Some(c) => value.push(c),
+                                None => panic!("{line}"),
+                            },
+                            '"' => break,
+                            c => value.push(c),
+                        }
+                    }
+                    labels.insert(key, value);
+                    if chars.peek() == Some(&',') {
+                        chars.next();
+                    }
+                }
+                (name, labels)
+            }
+        };
+        assert!(name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'), "bad name: {line}");
+        samples.insert((name.to_owned(), labels), value);
+    }
+    (samples, types)
+}
+
+fn sample(samples: &Samples, name: &str, labels: &[(&str, &str)]) -> f64 {
+    let labels = labels.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+    samples.get(&(name.to_owned(), labels)).copied().unwrap_or(0.0)
+}
+
+#[test]
+fn requests_are_counted_by_route_and_status_class_and_timed() {
+    let app = App::new(|_| ()).route(item).metrics(Metrics::new());
+    let mut c = TestClient::new(app);
+    for id in [1, 2, 3, 0] {
+        c.get(&Item { id });
+    }
+    c.get("/nowhere");
+    let res = c.get("/metrics");
+    assert_eq!(res.header("content-type"), Some("text/plain; version=0.0.4; charset=utf-8"));
+    let (samples, types) = parse(&res.text());
+    assert_eq!(types["kiln_requests_total"], "counter");
+    assert_eq!(types["kiln_request_duration_seconds"], "histogram");
+    assert_eq!(sample(&samples, "kiln_requests_total", &[("route", "/items/{id}"), ("status", "2xx")]), 3.0);
+    assert_eq!(sample(&samples, "kiln_requests_total", &[("route", "/items/{id}"), ("status", "5xx")]), 1.0);
+    assert_eq!(sample(&samples, "kiln_requests_total", &[("route", "(unmatched)"), ("status", "4xx")]), 1.0);
+    // The histogram: cumulative buckets, the last the count of every request.
+    let buckets: Vec<f64> = samples
+        .iter()
+        .filter(|((name, _), _)| name == "kiln_request_duration_seconds_bucket")
+        .map(|(_, v)| *v)
+        .collect();
+    assert!(buckets.len() > 5);
+    assert_eq!(sample(&samples, "kiln_request_duration_seconds_bucket", &[("le", "+Inf")]), 5.0);
+    assert_eq!(sample(&samples, "kiln_request_duration_seconds_count", &[]), 5.0);
+    let mut bounds: Vec<(f64, f64)> = samples
+        .iter()
+        .filter(|((name, _), _)| name == "kiln_request_duration_seconds_bucket")
+        .map(|((_, labels), v)| (labels["le"].parse().unwrap_or(f64::INFINITY), *v))
+        .collect();
+    bounds.sort_by(|a, b| a.0.total_cmp(&b.0));
+    assert!(bounds.windows(2).all(|w| w[0].1 <= w[1].1), "{bounds:?}");
+    assert_eq!(sample(&samples, "kiln_requests_in_flight", &[]), 0.0);
+    // The scrape is not counted.
+    let (again, _) = parse(&c.get("/metrics").text());
+    assert_eq!(sample(&again, "kiln_request_duration_seconds_count", &[]), 5.0);
+}
+
+#[test]
+fn every_workers_counters_are_merged_at_the_scrape() {
+    let app = App::new(|_| ()).route(item).metrics(Metrics::new().path("/internal/metrics"));
+    let serving = kiln::serve(app, Server::new().listen("127.0.0.1:0").workers(2)).unwrap();
+    let addr = serving.local_addr();
+    for id in 1..=40 {
+        assert_eq!(get(addr, &format!("/items/{id}")).unwrap().status, 200);
+    }
+    let reply = get(addr, "/internal/metrics").unwrap();
+    let (samples, _) = parse(reply.text());
+    assert_eq!(sample(&samples, "kiln_workers", &[]), 2.0);
+    assert_eq!(sample(&samples, "kiln_requests_total", &[("route", "/items/{id}"), ("status", "2xx")]), 40.0);
+    assert_eq!(get(addr, "/metrics").unwrap().status, 404);
+    serving.shutdown();
+    serving.wait().unwrap();
+}

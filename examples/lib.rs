@@ -1,0 +1,13 @@
+//! kiln's examples, each a small app: run one with `cargo run --example NAME` at the
+//! repository's root.
+//!
+//! - `hello`: one typed route.
+//! - `json_api`: a JSON API for a front-end on another origin: CORS, bearer tokens
+//!   signed with the app's key, compression, metrics.
+//! - `todo_sqlite`: a to-do list on embedded SQLite: checked HTML, forms with CSRF
+//!   tokens, `?` on database errors.
+//! - `todo_postgres`: the same app on PostgreSQL (`KILN_PG_URL` or
+//!   `postgres://localhost/kiln`).
+//!
+//! Each example's `app()` is what `tests/examples.rs` drives through
+//! `kiln::test::TestClient`.

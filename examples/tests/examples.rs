@@ -1,0 +1,109 @@
+//! Each example's app, driven in-process: what `cargo run --example NAME` serves
+//! answers as its comments say.
+
+#[allow(dead_code)]
+#[path = "../hello.rs"]
+mod hello;
+#[allow(dead_code)]
+#[path = "../json_api.rs"]
+mod json_api;
+// Both to-do examples load `todo/app.rs`: each is a crate of its own when run.
+#[allow(dead_code, clippy::duplicate_mod)]
+#[path = "../todo_postgres.rs"]
+mod todo_postgres;
+#[allow(dead_code, clippy::duplicate_mod)]
+#[path = "../todo_sqlite.rs"]
+mod todo_sqlite;
+
+use kiln::db::Db;
+use kiln::test::TestClient;
+use kiln::{AppService, Key};
+use kiln_test_support::{TempDir, on_worker, pg_url};
+
+#[test]
+fn hello_greets() {
+    let mut c = TestClient::new(hello::app());
+    assert_eq!(c.get("/hello/kiln").text(), "Hello, kiln!");
+    assert_eq!(c.get("/").status(), 404);
+}
+
+#[test]
+fn json_api_logs_in_with_cors_and_answers_with_a_bearer_token() {
+    let mut c = TestClient::new(json_api::app(Key::generate()));
+    let preflight = c
+        .request("OPTIONS", "/api/login")
+        .header("Origin", "https://app.example")
+        .header("Access-Control-Request-Method", "POST")
+        .header("Access-Control-Request-Headers", "content-type")
+        .send();
+    assert_eq!(preflight.status(), 204);
+    assert_eq!(preflight.header("access-control-allow-origin"), Some("https://app.example"));
+
+    let wrong = c.request("POST", "/api/login").json(&serde_json::json!({"user": "ada", "password": "x"})).send();
+    assert_eq!(wrong.status(), 401);
+    let login = c
+        .request("POST", "/api/login")
+        .header("Origin", "https://app.example")
+        .json(&serde_json::json!({"user": "ada", "password": "correct horse"}))
+        .send();
+    assert_eq!(login.status(), 200, "{}", login.text());
+    assert_eq!(login.header("access-control-allow-origin"), Some("https://app.example"));
+    let token: serde_json::Value = login.json();
+    let token = token["token"].as_str().expect("a token");
+
+    let me = c.request("GET", "/api/me").header("Authorization", &format!("Bearer {token}")).send();
+    let profile: serde_json::Value = me.json();
+    assert_eq!(profile["user"], "ada");
+    assert_eq!(c.get("/api/me").status(), 401);
+    let metrics = c.get("/metrics").text();
+    assert!(metrics.contains(r#"kiln_requests_total{route="/api/me",status="2xx"} 1"#), "{metrics}");
+}
+
+/// Adds an item, marks it done, and asks for one that does not exist.
+fn todo_flow(c: &mut TestClient<AppService<Db>>) {
+    let home = c.get("/");
+    assert_eq!(home.status(), 200, "{}", home.text());
+    let text = home.text();
+    let token = text.split(r#"name="csrf_token" value=""#).nth(1).expect("a CSRF field").split('"').next().unwrap();
+    let token = token.to_owned();
+    let added = c.request("POST", "/todos").form(&[("csrf_token", token.as_str()), ("title", "write <tests>")]).send();
+    assert_eq!(added.status(), 303);
+    let page = c.get("/").text();
+    assert!(page.contains("write &lt;tests&gt;"), "{page}");
+    let id = page.split(r#"action="/todos/"#).nth(1).expect("a Done button").split('/').next().unwrap().to_owned();
+    let done = c.request("POST", format!("/todos/{id}/done")).form(&[("csrf_token", token.as_str())]).send();
+    assert_eq!(done.status(), 303);
+    assert!(c.get("/").text().contains("<s>write &lt;tests&gt;</s>"));
+    let missing = c.request("POST", "/todos/999999/done").form(&[("csrf_token", token.as_str())]).send();
+    assert_eq!(missing.status(), 404);
+    let forged = c.request("POST", "/todos").form(&[("csrf_token", "0"), ("title", "x")]).send();
+    assert_eq!(forged.status(), 403);
+}
+
+#[test]
+fn todo_sqlite_adds_and_completes_items() {
+    let dir = TempDir::new("example-todo");
+    let database = todo_sqlite::open(&dir.sqlite_url()).expect("open");
+    let mut c = TestClient::new(todo_sqlite::app(database, Key::generate())).keep_cookies();
+    todo_flow(&mut c);
+}
+
+#[test]
+fn todo_postgres_adds_and_completes_items() {
+    let Some(base) = pg_url("examples::todo_postgres") else { return };
+    // A schema of the test's own, first on the search path.
+    on_worker(async {
+        let (client, connection) =
+            kiln::db::tokio_postgres::connect(&base, kiln::db::tokio_postgres::NoTls).await.expect("connect");
+        tokio::spawn(connection);
+        client
+            .batch_execute("DROP SCHEMA IF EXISTS kt_example_todo CASCADE; CREATE SCHEMA kt_example_todo")
+            .await
+            .expect("a fresh schema");
+    });
+    let separator = if base.contains('?') { '&' } else { '?' };
+    let url = format!("{base}{separator}options=-c%20search_path%3Dkt_example_todo");
+    let database = todo_postgres::open(&url).expect("open");
+    let mut c = TestClient::new(todo_postgres::app(database, Key::generate())).keep_cookies();
+    todo_flow(&mut c);
+}
