@@ -3,6 +3,7 @@
 use std::time::Duration;
 
 use kiln::db::{Backend, Database, Error, Options};
+use kiln::realtime::Bus;
 
 /// Where the data lives and how to reach it.
 #[derive(Debug, clap::Args)]
@@ -33,6 +34,9 @@ pub(crate) struct Databases {
     pub(crate) long: Option<Database>,
     pub(crate) long_query: Duration,
     pub(crate) query_timeout: Duration,
+    /// The message bus (live comments): across the processes that share a PostgreSQL
+    /// database, within the process on SQLite.
+    pub(crate) bus: Bus,
 }
 
 impl DbArgs {
@@ -62,6 +66,10 @@ impl DbArgs {
             )?),
             _ => None,
         };
-        Ok(Databases { main, long, long_query: Duration::from_millis(self.long_query_ms), query_timeout })
+        let bus = match main.backend() {
+            Backend::Postgres => Bus::postgres(&main, "kiln_bus")?,
+            _ => Bus::new(),
+        };
+        Ok(Databases { main, long, long_query: Duration::from_millis(self.long_query_ms), query_timeout, bus })
     }
 }

@@ -26,7 +26,7 @@ impl Worker {
             db: databases.main.worker(),
             bench: Bench::new(&databases.main, databases.long.as_ref(), databases.long_query),
             query_timeout: databases.query_timeout,
-            site: SiteWorker::new(site),
+            site: SiteWorker::new(site, &databases.bus),
         }
     }
 }

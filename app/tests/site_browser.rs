@@ -1,8 +1,9 @@
 //! The demo site in a real browser: Debian's headless Chromium driven over WebDriver
 //! (plain HTTP and JSON to `chromedriver` on 127.0.0.1). Opens the home page, follows
-//! a link, posts a comment and sees it, logs in, edits a page with a preview and sees
-//! the change; saves a screenshot of each step in `target/browser-test/`, and fails on
-//! any message the browser's console logs at error level.
+//! a link, posts a comment and sees it, sees another visitor's comment appear without
+//! a reload, logs in, edits a page with a preview and sees the change; saves a
+//! screenshot of each step in `target/browser-test/`, and fails on any message the
+//! browser's console logs at error level.
 //!
 //! Ignored by a plain `cargo test`, since it needs Chromium: `scripts/test` installs it
 //! (`scripts/browser`) and runs this test with `--ignored`. `KILN_CHROMEDRIVER` names
@@ -234,6 +235,20 @@ fn a_visitor_and_the_editor_in_a_real_browser() {
     assert_eq!(browser.text_of("ol.comments li:last-child p.text"), "Posted from headless Chromium.");
     browser.screenshot("3-commented");
     browser.assert_no_console_errors("comment");
+
+    // Live: a comment another visitor posts appears on the open page without a reload.
+    let mut other = site.visitor();
+    let token = other.token("/pages/tour");
+    let fields = [("csrf_token", token.as_str()), ("author", "Live visitor"), ("body", "Seen without a reload.")];
+    assert_eq!(other.post("/pages/tour/comments", &fields).status, 303);
+    let live = poll_until(Duration::from_secs(10), || {
+        Some(browser.text_of("ol.comments li:last-child strong")).filter(|author| author == "Live visitor")
+    });
+    assert!(live.is_some(), "the comment did not appear on the open page");
+    assert_eq!(browser.text_of("#comments h2"), "Comments (22)");
+    assert!(browser.url().starts_with(&commented), "no reload: {}", browser.url());
+    browser.screenshot("3b-live");
+    browser.assert_no_console_errors("live comment");
 
     // The editor: log in, edit a page with a preview, see the change.
     browser.click("header.site a[href='/editor']");

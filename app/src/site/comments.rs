@@ -10,6 +10,7 @@ use serde::Deserialize;
 
 use super::errors::SiteError;
 use super::input::has_control_chars;
+use super::live;
 use super::model;
 use super::page_view::{self, CommentForm, MAX_AUTHOR, MAX_COMMENT};
 use super::reply::Reply;
@@ -64,7 +65,10 @@ pub(crate) async fn post(
         return Ok(Reply::Page(status, csrf, html));
     }
     let page = model::page(&worker.db, &route.slug).await?;
-    let id = model::add_comment(&worker.db, page.id, author.trim(), body.trim(), model::now()).await?;
+    let comment =
+        model::Comment { id: 0, author: author.trim().to_owned(), body: body.trim().to_owned(), created: model::now() };
+    let id = model::add_comment(&worker.db, page.id, &comment.author, &comment.body, comment.created).await?;
+    live::publish(&worker.site.bus, &route.slug, &model::Comment { id, ..comment }).await;
     Ok(Reply::SeeOther(Redirect::to(format_args!("{}#c{id}", ShowPage { slug: route.slug }))))
 }
 

@@ -5,6 +5,7 @@ use kiln::markup::{Document, Flow, Fragment};
 use kiln::{CSRF_FIELD, Csrf, html};
 
 use super::layout;
+use super::live;
 use super::markdown::Markdown;
 use super::model::{Comment, Page};
 use super::routes::PostComment;
@@ -43,6 +44,7 @@ pub(crate) fn page(page: &Page, comments: &[Comment], csrf: &Csrf, form: &Commen
                 }
             }
             (comment_form(&page.slug, csrf, form))
+            script src=(live::SCRIPT) defer {}
         }
     })
 }

@@ -22,13 +22,18 @@ struct Flags {
 }
 
 /// The site's app on a fresh, seeded database (kept alive by the returned folder).
-fn client(name: &str) -> (TestClient<kiln::AppService<Worker>>, TempDir) {
+pub(super) fn client(name: &str) -> (TestClient<kiln::AppService<Worker>>, TempDir) {
     let dir = TempDir::new(&format!("site-unit-{name}"));
     let options = Options::default().migrations(kiln::db::migrations!("migrations/sqlite"));
     let main = Database::open(&dir.sqlite_url(), options).expect("open the database");
     super::seed::seed_if_empty(&main).expect("seed");
-    let databases =
-        Databases { main, long: None, long_query: Duration::from_millis(5), query_timeout: Duration::from_secs(5) };
+    let databases = Databases {
+        main,
+        long: None,
+        long_query: Duration::from_millis(5),
+        query_timeout: Duration::from_secs(5),
+        bus: kiln::realtime::Bus::new(),
+    };
     let flags = Flags::parse_from([
         "test",
         "--public-url",

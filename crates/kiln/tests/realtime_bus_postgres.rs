@@ -7,12 +7,23 @@ use std::pin::Pin;
 use std::time::Duration;
 
 use kiln::db::{Database, Options};
-use kiln::realtime::{Bus, Lagged, Message, Stream, Subscription};
+use kiln::realtime::{Bus, Lagged, LocalBus, Message, Stream, Subscription};
 use kiln_test_support::{on_worker, pg_url};
 
 async fn next(sub: &mut Subscription) -> Result<Message, Lagged> {
     let item = poll_fn(|cx| Pin::new(&mut *sub).poll_next(cx));
     tokio::time::timeout(Duration::from_secs(10), item).await.expect("a message in time").expect("never ends")
+}
+
+/// Waits (at most ten seconds) until `bus`'s link to the database is up.
+async fn up(bus: &LocalBus) {
+    for _ in 0..200 {
+        if bus.publish("warming-up", "").await.is_ok() {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("the bus's link never came up");
 }
 
 /// A channel of the test's own, so that tests running at once do not hear each other.
@@ -31,13 +42,10 @@ fn a_message_published_in_one_process_reaches_subscribers_in_another_large_ones_
         let mut here = one.subscribe("page");
         let mut there = two.subscribe("page");
         let mut other_topic = two.subscribe("elsewhere");
-        // The links connect in the background: publish once they answer.
-        let first = loop {
-            match two.publish("page", "hello").await {
-                Ok(id) => break id,
-                Err(_) => tokio::time::sleep(Duration::from_millis(50)).await,
-            }
-        };
+        // The links connect in the background: publish once both answer.
+        up(&one).await;
+        up(&two).await;
+        let first = two.publish("page", "hello").await.unwrap();
         // A payload past NOTIFY's 8000 bytes goes through the table, and keeps its place.
         let big = format!("{}é\nend", "x".repeat(20_000));
         let big_id = one.publish("page", &big).await.unwrap();

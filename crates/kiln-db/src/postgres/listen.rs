@@ -132,9 +132,12 @@ struct Sql {
 impl Sql {
     fn new(ch: &str) -> Sql {
         Sql {
-            // Named, so that an operator (or a test) can find the link's connection.
+            // Named, so that an operator (or a test) can find the link's connection. One
+            // implicit transaction, under a lock: processes starting together would
+            // otherwise race to create the same table (a unique violation in pg_type).
             setup: format!(
-                "SET application_name = 'kiln_bus:{ch}'; CREATE SEQUENCE IF NOT EXISTS {ch}_ids; \
+                "SELECT pg_advisory_xact_lock(hashtext('kiln_bus:{ch}')); \
+                 SET application_name = 'kiln_bus:{ch}'; CREATE SEQUENCE IF NOT EXISTS {ch}_ids; \
                  CREATE TABLE IF NOT EXISTS {ch}_payloads (id bigint PRIMARY KEY, topic text NOT NULL, \
                  payload text NOT NULL, created timestamptz NOT NULL DEFAULT now()); \
                  DELETE FROM {ch}_payloads WHERE created < now() - interval '{KEEP_STORED}'; LISTEN {ch}"

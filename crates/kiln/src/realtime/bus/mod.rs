@@ -11,7 +11,11 @@
 //!   [`Lagged`] and goes on from the oldest message kept.
 //! - Messages carry ids that grow in the order they were published, so a browser
 //!   that reconnects with `Last-Event-ID` gets what it missed from the window
-//!   ([`LocalBus::resume`]).
+//!   ([`LocalBus::resume`]). Two messages published at the same instant on two
+//!   workers (or processes) may arrive in either order, and a resume right between
+//!   them may repeat or miss one: ids order a stream, they are not a ledger.
+//! - A topic's window lives as long as the worker: name topics after things that
+//!   exist (a page, a room), and check them before subscribing, not one per visitor.
 
 mod local;
 mod topic;
