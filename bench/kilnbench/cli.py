@@ -10,7 +10,7 @@ import shlex
 import sys
 from pathlib import Path
 
-from . import peercheck, report, reportdata, reportrun, reporttable
+from . import baseline, peercheck, report, reportdata, reportrun, reporttable
 from .install import Missing, ensure_python_module
 from .load import Settings
 from .registry import BY_NAME as SERVERS
@@ -69,6 +69,12 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     p.add_argument(
         "--database",
         help="database URL for the db workloads, postgres://... or sqlite://PATH (kiln --database, peers' DATABASE_URL)",
+    )
+    p.add_argument(
+        "--baseline",
+        metavar="REV_OR_BINARY",
+        help=f"what the server {baseline.NAME} runs: a kiln-demo binary, or a git revision built in release "
+        f"[{baseline.DEFAULT}]; the run then compares kiln's CPU per request with it (baseline.md)",
     )
     p.add_argument("--note", default="", help="a sentence for the run's README (e.g. that the machine was shared)")
     p.add_argument("--no-build", action="store_true", help="use the binaries already built")
@@ -164,6 +170,8 @@ def main(argv: list[str] | None = None) -> int:
     ]
     reps = args.reps or (1 if args.quick else 3)
     settings = _settings(args)
+    if args.baseline:
+        os.environ[baseline.ENV] = args.baseline
     _raise_fd_limit()
     load_at_start = " ".join(f"{x:.2f}" for x in os.getloadavg())
     invocation = shlex.join(["bench/run", *(sys.argv[1:] if argv is None else argv)])
@@ -187,6 +195,9 @@ def main(argv: list[str] | None = None) -> int:
     if not args.no_plots:
         _plots(out, table, install=not args.quick)
     print(f"bench/run: wrote {out}/summary.md", flush=True)
+    if any(s.name == baseline.NAME for s in servers):
+        for line in baseline.write(out, rows, baseline.spec()):
+            print(f"bench/run: REGRESSION: {line}", file=sys.stderr, flush=True)
     return _verdict(outcome, servers, table, quick=args.quick)
 
 
@@ -231,7 +242,10 @@ def _report_tables(args: argparse.Namespace, root: Path, argv: list[str] | None)
 def _check_peers(args: argparse.Namespace, root: Path) -> int:
     for module, why in UNAVAILABLE.items():
         print(f"{CANNOT_BE_HAD:<14} {module}: {why}", flush=True)
-    servers = _names(args.servers, SERVERS, "server") if args.servers else list(SERVERS.values())
+    # kiln-base is kiln built at another revision, not a peer: checked only when named.
+    servers = _names(args.servers, SERVERS, "server") if args.servers else [
+        s for s in SERVERS.values() if s.name != baseline.NAME
+    ]
     out = (args.out or root / "bench" / "results" / f"{datetime.date.today().isoformat()}-check-peers").resolve()
     verdicts = peercheck.check_all(servers, Paths(root), Options(args.database), out, build=not args.no_build)
     failed = [v.server for v in verdicts if v.status == peercheck.FAILED]

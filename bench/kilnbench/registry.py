@@ -1,5 +1,6 @@
 """Every server the suite knows: kiln and the modern peers (`servers`), the functional and JVM
-peers of the reports (`peers_functional`), and their classic peers (`peers_classic`).
+peers of the reports (`peers_functional`), their classic peers (`peers_classic`), and an
+earlier kiln to compare this checkout's with (`baseline`).
 
 Imports run one way: `servers` <- `peers_*` <- `registry` <- runner/cli. A peers module that is
 missing or does not import (it may still be being written) leaves its servers out and says why
@@ -13,7 +14,7 @@ import importlib
 from . import servers
 from .servers import Server
 
-PEER_MODULES = ("peers_functional", "peers_classic")
+PEER_MODULES = ("peers_functional", "peers_classic", "baseline")
 """Modules under kilnbench/ that each export `SERVERS`, a list of `Server`s."""
 
 

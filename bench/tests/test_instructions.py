@@ -1,0 +1,60 @@
+"""The instruction-count A/B's parsing: callgrind's totals and the responses it counts."""
+
+import sys
+import unittest
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from kilnbench.instructions import callgrind_total, response_length, verdict  # noqa: E402
+
+DUMP = """# callgrind format
+version: 1
+creator: callgrind-3.19.0
+pid: 8725
+events: Ir
+summary: 211867083
+
+ob=(1) /usr/lib/x86_64-linux-gnu/ld-linux-x86-64.so.2
+fn=(0) 0x000000000001ab70
+0 12
+totals: 211867083
+"""
+
+
+class CallgrindTest(unittest.TestCase):
+    def test_the_summary_line_is_the_count(self):
+        self.assertEqual(callgrind_total(DUMP), 211_867_083)
+
+    def test_totals_serves_when_there_is_no_summary(self):
+        self.assertEqual(callgrind_total("events: Ir\ntotals: 42\n"), 42)
+
+    def test_a_dump_without_either_is_an_error(self):
+        with self.assertRaises(ValueError):
+            callgrind_total("events: Ir\n")
+
+
+class ResponseTest(unittest.TestCase):
+    HEAD = b"HTTP/1.1 200 OK\r\nServer: kiln\r\nContent-Length: 5\r\n\r\n"
+
+    def test_a_whole_response_is_its_head_and_body(self):
+        self.assertEqual(response_length(self.HEAD + b"hello" + b"HTTP/1.1"), len(self.HEAD) + 5)
+
+    def test_a_partial_one_is_not_yet(self):
+        self.assertIsNone(response_length(self.HEAD + b"hel"))
+        self.assertIsNone(response_length(b"HTTP/1.1 200 OK\r\nContent-"))
+
+    def test_the_header_name_is_case_insensitive_and_no_length_is_an_empty_body(self):
+        self.assertEqual(response_length(b"HTTP/1.1 204 No\r\ncontent-length:0\r\n\r\n"), 37)
+        self.assertEqual(response_length(b"HTTP/1.1 304 No\r\n\r\nnext"), 19)
+
+
+class VerdictTest(unittest.TestCase):
+    def test_more_than_three_percent_more_is_a_regression(self):
+        self.assertEqual(verdict(1000.0, 1031.0), "new ÷ old 1.031: REGRESSION (> 1.03)")
+        self.assertEqual(verdict(1000.0, 1030.0), "new ÷ old 1.030: ok")
+        self.assertEqual(verdict(1000.0, 900.0), "new ÷ old 0.900: ok")
+
+
+if __name__ == "__main__":
+    unittest.main()
