@@ -35,6 +35,9 @@
 //!   app's types with `#[derive(FromRow)]`, transactions, migrations embedded at
 //!   compile time; SQLite on threads of its own, PostgreSQL pipelined per worker;
 //!   a missing row is a `404`, a conflict a `409`, an unreachable database a `503`.
+//! - **WebSocket** on a typed route ([`ws::WebSocketUpgrade`]): RFC 6455 with
+//!   permessage-deflate, a heartbeat, bounded queues and limits, closed with 1001 on
+//!   drain; the Autobahn testsuite runs against it (`scripts/autobahn`).
 //! - `HEAD` from `GET`, `405` with `Allow`, a trailing-slash policy, [middleware],
 //!   and an in-process [`TestClient`](test::TestClient).
 //!
