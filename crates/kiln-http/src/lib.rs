@@ -28,6 +28,9 @@
 //!   named limits (`Limits::h2_*`), a graceful `GOAWAY` on shutdown and at the request
 //!   cap, and floods (rapid reset, CONTINUATION, HPACK bombs, SETTINGS, PING and empty
 //!   frames) answered with `GOAWAY(ENHANCE_YOUR_CALM)`. h2spec passes every case.
+//! - HTTP/1.1 upgrades ([`Response::set_upgrade`]): after the `101` the service's
+//!   callback owns the connection, inside its task; and [WebSocket](ws) (RFC 6455,
+//!   permessage-deflate from RFC 7692) on top.
 //! - HTTPS in process (feature `tls`, rustls on ring): TLS 1.2 and 1.3, ALPN, a bounded
 //!   handshake, session tickets, the certificate reloaded on SIGHUP, HSTS, and a
 //!   redirecting plain-HTTP service; see `docs/tls.md` (module `tls_guide`).

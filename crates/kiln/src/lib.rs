@@ -43,6 +43,9 @@
 //!   events go through `tracing`.
 //! - **APIs**: [`BearerToken`]s signed with the app's [`Key`], [`blocking`] work on a
 //!   bounded pool, `?` on database errors in handlers returning [`Rejection`].
+//! - **WebSocket** on a typed route ([`ws::WebSocketUpgrade`]): RFC 6455 with
+//!   permessage-deflate, a heartbeat, bounded queues and limits, closed with 1001 on
+//!   drain; the Autobahn testsuite runs against it (`scripts/autobahn`).
 //! - `HEAD` from `GET`, `405` with `Allow`, a trailing-slash policy, [middleware],
 //!   and an in-process [`TestClient`](test::TestClient).
 //!

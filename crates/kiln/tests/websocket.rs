@@ -284,3 +284,16 @@ fn drain_closes_open_sockets_with_1001() {
     let _ = s.read_to_end(&mut rest);
     serving.wait().unwrap();
 }
+
+#[test]
+fn drain_closes_hundreds_of_sockets_and_the_server_exits() {
+    let serving = start();
+    let addr = serving.local_addr();
+    let mut sockets: Vec<TcpStream> = (0..300).map(|_| handshake(addr, "/ws/echo", "").0).collect();
+    serving.shutdown();
+    for s in &mut sockets {
+        assert_eq!(expect_close(s), 1001);
+    }
+    // Every socket answered its close, so nothing holds the worker to the grace period.
+    serving.wait().unwrap();
+}

@@ -31,6 +31,9 @@ use super::frame::{self, OpCode};
 use super::message::Message;
 use crate::upgrade::UpgradedIo;
 
+/// An output buffer grown past this is freed once written, not kept for reuse.
+const KEEP_BUFFER: usize = 64 * 1024;
+
 /// Where the write side stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum WriteState {
@@ -85,6 +88,9 @@ impl Shared {
             Some((deflater, scratch)) if payload.len() >= self.config.compress_from => {
                 deflater.compress(payload, scratch);
                 frame::encode_frame(&mut out, true, opcode, scratch);
+                if scratch.capacity() > KEEP_BUFFER {
+                    *scratch = Vec::new();
+                }
             }
             _ => frame::encode_frame(&mut out, false, opcode, payload),
         }
@@ -114,7 +120,12 @@ impl Shared {
             let pos = self.out_pos.get();
             if pos == out.len() {
                 drop(out);
-                self.out.borrow_mut().clear();
+                let mut out = self.out.borrow_mut();
+                out.clear();
+                // One large message must not pin its size for the socket's life.
+                if out.capacity() > KEEP_BUFFER {
+                    *out = Vec::new();
+                }
                 self.out_pos.set(0);
                 // TLS holds records back until flushed.
                 return Pin::new(&mut *writer).poll_flush(cx);

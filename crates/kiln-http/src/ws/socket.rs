@@ -84,3 +84,95 @@ impl std::fmt::Debug for WebSocket {
         f.debug_struct("WebSocket").field("tx", &self.tx).field("rx", &self.rx).finish()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+    use super::*;
+
+    /// A masked client frame.
+    fn client_frame(b0: u8, payload: &[u8]) -> Vec<u8> {
+        let mask = [0xA1, 0xB2, 0xC3, 0xD4];
+        assert!(payload.len() < 126);
+        let mut out = vec![b0, 0x80 | payload.len() as u8];
+        out.extend_from_slice(&mask);
+        out.extend(payload.iter().enumerate().map(|(i, b)| b ^ mask[i % 4]));
+        out
+    }
+
+    /// Runs an echo socket over an in-memory pipe fed `input` (the first `early` bytes
+    /// as read ahead), then the client's end closes; returns all the server wrote.
+    fn run_echo(input: &[u8], early: usize, config: WsConfig) -> Vec<u8> {
+        let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        let local = tokio::task::LocalSet::new();
+        local.block_on(&rt, async {
+            let (client, server) = tokio::io::duplex(64 * 1024);
+            let upgraded = Upgraded::new(Box::new(server), input[..early].to_vec());
+            let echo = tokio::task::spawn_local(async move {
+                let mut socket = WebSocket::new(upgraded, config, None);
+                while let Some(msg) = socket.recv().await {
+                    if socket.send(msg).await.is_err() {
+                        break;
+                    }
+                }
+            });
+            let (mut rd, mut wr) = tokio::io::split(client);
+            wr.write_all(&input[early..]).await.unwrap();
+            let mut out = Vec::new();
+            tokio::time::timeout(Duration::from_secs(10), rd.read_to_end(&mut out)).await.unwrap().unwrap();
+            drop(wr);
+            echo.await.unwrap();
+            out
+        })
+    }
+
+    fn close_reply(code: u16) -> Vec<u8> {
+        client_frame(0x88, &code.to_be_bytes())
+    }
+
+    /// The server's close frame with `code` and `reason`.
+    fn server_close(code: u16, reason: &str) -> Vec<u8> {
+        [&[0x88, 2 + reason.len() as u8][..], &code.to_be_bytes(), reason.as_bytes()].concat()
+    }
+
+    #[test]
+    fn byte_streams_give_the_expected_answers() {
+        let text = |s: &[u8]| client_frame(0x81, s);
+        let cases: Vec<(&str, Vec<u8>, Vec<u8>)> = vec![
+            ("echo then close", [text(b"hi"), close_reply(1000)].concat(), b"\x81\x02hi\x88\x02\x03\xE8".to_vec()),
+            (
+                "ping answered between fragments",
+                [client_frame(0x01, b"a"), client_frame(0x89, b"p"), client_frame(0x80, b"b"), close_reply(1000)]
+                    .concat(),
+                b"\x8A\x01p\x81\x02ab\x88\x02\x03\xE8".to_vec(),
+            ),
+            ("an empty close is answered empty", client_frame(0x88, b""), b"\x88\x00".to_vec()),
+            ("a pong is ignored", [client_frame(0x8A, b"x"), close_reply(1000)].concat(), b"\x88\x02\x03\xE8".to_vec()),
+            (
+                "a new message inside a fragmented one",
+                [client_frame(0x01, b"a"), text(b"b"), close_reply(1002)].concat(),
+                server_close(1002, "expected a continuation"),
+            ),
+            (
+                "RSV1 without deflate",
+                [client_frame(0xC1, b"a"), close_reply(1002)].concat(),
+                server_close(1002, "reserved bit set"),
+            ),
+        ];
+        for (name, input, want) in cases {
+            for early in [0, input.len() / 2] {
+                assert_eq!(run_echo(&input, early, WsConfig::default()), want, "{name}, {early} bytes read ahead");
+            }
+        }
+    }
+
+    #[test]
+    fn a_frame_over_the_limit_is_refused_before_its_payload() {
+        let config = WsConfig { max_frame: 8, ..WsConfig::default() };
+        let input = [client_frame(0x82, &[0u8; 9]), close_reply(1009)].concat();
+        assert_eq!(run_echo(&input, 0, config), server_close(1009, "frame too large"));
+    }
+}
