@@ -171,6 +171,13 @@ impl<S: 'static> Service for Routed<S> {
         }
         self.answer(req, res).await
     }
+
+    /// The app's hints, for a browser loading a page: a `GET` that accepts HTML.
+    fn early_hints<'a>(&'a self, req: &Request<'_>) -> Option<&'a [u8]> {
+        let hints = self.shared.config.early_hints.as_deref()?;
+        let page = req.method() == "GET" && req.header("accept").is_some_and(|a| contains(a, b"text/html"));
+        page.then_some(hints)
+    }
 }
 
 impl<S: 'static> Routed<S> {
@@ -209,13 +216,6 @@ impl<S: 'static> Routed<S> {
         if res.status().is_server_error() {
             tracing::warn!(target: "kiln::request", method = req.method(), path, "answered {}", res.status());
         }
-    }
-
-    /// The app's hints, for a browser loading a page: a `GET` that accepts HTML.
-    fn early_hints<'a>(&'a self, req: &Request<'_>) -> Option<&'a [u8]> {
-        let hints = self.shared.config.early_hints.as_deref()?;
-        let page = req.method() == "GET" && req.header("accept").is_some_and(|a| contains(a, b"text/html"));
-        page.then_some(hints)
     }
 }
 

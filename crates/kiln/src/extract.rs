@@ -86,7 +86,7 @@ impl<'a, S> RequestContext<'a, S> {
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be a handler argument: it does not implement `FromRequest<{S}>`",
     label = "this argument is not an extractor",
-    note = "a handler argument must implement `FromRequest`: a typed route, `Query<T>`, `Form<T>`, `Json<T>`, `Headers`, `Cookies`, `SignedCookies`, `Session`, `Csrf`, `CsrfGuard`, `PublicUrl`, `ClientAddr`, `State<S>`, `RequestHead`, `Method`, `Bytes` or `String` (the body), or `Option<_>` / `Result<_, Rejection>` of one",
+    note = "a handler argument must implement `FromRequest`: a typed route, `Query<T>`, `Form<T>`, `Json<T>`, `Headers`, `Cookies`, `SignedCookies`, `Session`, `Csrf`, `CsrfGuard`, `PublicUrl`, `ClientAddr`, `State<S>`, `RequestHead`, `Method`, `BearerToken`, `Key`, `LastEventId`, `WebSocketUpgrade`, `Bytes` or `String` (the body), or `Option<_>` / `Result<_, Rejection>` of one",
     note = "`State<T>` must name the app's own state type: `State<{S}>`",
     note = "a type of your own can implement `FromRequest<S>` for every `S` (or for the app's state type)"
 )]
