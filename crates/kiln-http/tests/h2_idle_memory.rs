@@ -13,20 +13,6 @@ use support::TestServer;
 /// Connections opened; with the test's own sockets that is twice as many descriptors.
 const CONNECTIONS: usize = 200;
 
-fn resident_bytes() -> usize {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap();
-    let kib: usize = status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmRSS:"))
-        .unwrap()
-        .trim()
-        .trim_end_matches(" kB")
-        .trim()
-        .parse()
-        .unwrap();
-    kib * 1024
-}
-
 #[test]
 fn an_idle_h2_connection_after_a_request_costs_little() {
     let server = TestServer::start(Limits::default());
@@ -43,7 +29,7 @@ fn an_idle_h2_connection_after_a_request_costs_little() {
     warm.write_all(&request(1)).unwrap();
     while h2_support::read_frame(&mut warm).is_some_and(|f| f.kind != h2_support::DATA) {}
     std::thread::sleep(Duration::from_millis(100));
-    let before = resident_bytes();
+    let before = support::resident_bytes();
     let idle: Vec<_> = (0..CONNECTIONS)
         .map(|_| {
             let mut s = h2_support::raw(server.addr());
@@ -53,7 +39,7 @@ fn an_idle_h2_connection_after_a_request_costs_little() {
         })
         .collect();
     std::thread::sleep(Duration::from_millis(500));
-    let per_connection = resident_bytes().saturating_sub(before) / CONNECTIONS;
+    let per_connection = support::resident_bytes().saturating_sub(before) / CONNECTIONS;
     // About 26 KiB here, most of it the `h2` crate's own: its write buffer, the read
     // codec's buffer and the HPACK tables stay for the connection's life.
     assert!(per_connection <= 40 * 1024, "{per_connection} bytes per idle HTTP/2 connection");

@@ -11,20 +11,6 @@ use support::TestServer;
 /// Connections opened; with the test's own sockets that is twice as many descriptors.
 const CONNECTIONS: usize = 400;
 
-fn resident_bytes() -> usize {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap();
-    let kib: usize = status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmRSS:"))
-        .unwrap()
-        .trim()
-        .trim_end_matches(" kB")
-        .trim()
-        .parse()
-        .unwrap();
-    kib * 1024
-}
-
 #[test]
 fn a_connection_that_never_sends_a_byte_holds_no_buffers() {
     // Issue 13: right after accept the socket looks readable for a moment; the worker
@@ -35,11 +21,11 @@ fn a_connection_that_never_sends_a_byte_holds_no_buffers() {
     std::io::Write::write_all(&mut warm, b"GET / HTTP/1.1\r\nHost: a\r\n\r\n").unwrap();
     support::read_responses(&mut warm, 1, false);
     std::thread::sleep(Duration::from_millis(100));
-    let before = resident_bytes();
+    let before = support::resident_bytes();
     let idle: Vec<_> = (0..CONNECTIONS).map(|_| server.connect()).collect();
     // Let the worker accept them all and wait on each.
     std::thread::sleep(Duration::from_millis(500));
-    let per_connection = resident_bytes().saturating_sub(before) / CONNECTIONS;
+    let per_connection = support::resident_bytes().saturating_sub(before) / CONNECTIONS;
     assert!(per_connection <= 4 * 1024, "{per_connection} bytes per never-used connection");
     drop(idle);
 }

@@ -111,6 +111,10 @@ fn classify(seen: &[u8]) -> Option<Wire> {
 /// Whether `seen` holds a whole first line whose last word has no `/`, so no
 /// `HTTP/x.y` (RFC 9112 §3): not an HTTP/1 request, malformed or not.
 fn lacks_version(seen: &[u8]) -> bool {
+    // RFC 9112 §2.2: empty lines before the request line are ignored, so they are no
+    // first line of their own (an HTTP/1 client may send one after a POST's body).
+    let start = seen.iter().position(|&b| b != b'\r' && b != b'\n').unwrap_or(seen.len());
+    let seen = &seen[start..];
     let Some(end) = seen.iter().position(|&b| b == b'\n') else { return false };
     let line = seen[..end].strip_suffix(b"\r").unwrap_or(&seen[..end]);
     let last = line.rsplit(|&b| b == b' ').next().unwrap_or(line);
@@ -135,5 +139,15 @@ mod tests {
         assert_eq!(classify(b"GET /\r\n"), Some(Wire::Http1));
         assert_eq!(classify(b"GET / HTTP/1.1"), Some(Wire::Http1));
         assert_eq!(classify(b"INVALID CONNECTION PREFACE\r\n\r\n"), Some(Wire::Neither));
+    }
+
+    #[test]
+    fn empty_lines_before_a_request_line_are_http1_not_an_invalid_preface() {
+        // Merging HTTP/2 into the HEAD-refusal fix of issue 25: `\r\nHEAD /x HTTP/1.Q`
+        // was closed without its 400, the empty line taken for a first line.
+        assert_eq!(classify(b"\r\nHEAD /x HTTP/1.Q\r\n"), Some(Wire::Http1));
+        assert_eq!(classify(b"\r\n\r\nGET / HTTP/1.1\r\n"), Some(Wire::Http1));
+        assert_eq!(classify(b"\nGET / HTTP/1.1\r\n"), Some(Wire::Http1));
+        assert_eq!(classify(b"\r\nNOT A REQUEST\r\n"), Some(Wire::Neither));
     }
 }

@@ -257,3 +257,18 @@ fn parse_one(raw: &[u8], head_only: bool) -> Option<(Resp, usize)> {
     // Delimited by close.
     Some((Resp { body: rest.to_vec(), ..resp }, raw.len()))
 }
+
+/// This process's resident memory (`VmRSS`), in bytes.
+pub fn resident_bytes() -> usize {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap();
+    let kib: usize = status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .unwrap()
+        .trim()
+        .trim_end_matches(" kB")
+        .trim()
+        .parse()
+        .unwrap();
+    kib * 1024
+}
