@@ -9,7 +9,7 @@ use std::pin::Pin;
 use std::rc::Rc;
 
 use tokio::io::{AsyncReadExt, ReadHalf};
-use tokio::time::{Instant, Sleep, sleep_until};
+use tokio::time::{Instant, Sleep, sleep_until, timeout_at};
 
 use super::close::{self, CloseCode, CloseFrame};
 use super::deflate::{InflateError, Inflater};
@@ -261,20 +261,31 @@ impl WsReceiver {
         }
     }
 
-    /// Fails the connection: sends the close code, then waits (bounded) for the
-    /// peer's close frame, reading nothing else.
+    /// Fails the connection (RFC 6455 §7.1.7): sends the close code, ends the write
+    /// side, and processes nothing the peer sends after: the frame that failed may have
+    /// left the parser mid-frame, so the peer's close frame could be misread and waited
+    /// for until the close timeout. What still arrives is read away, bounded, since
+    /// closing with input unread would reset the connection and could destroy our
+    /// close frame before the peer reads it.
     async fn fail(&mut self, code: CloseCode, reason: &'static str) {
-        if self.closing.is_some() {
-            // Already closing and the peer still misbehaves: just end.
-            return self.finish().await;
+        if self.closing.is_none() {
+            self.msg_op = None;
+            self.msg = Vec::new();
+            self.shared.push_close(Some(code), reason);
         }
-        self.msg_op = None;
-        self.msg = Vec::new();
-        self.shared.push_close(Some(code), reason);
-        self.start_closing();
-        if self.shared.flush().await.is_err() {
-            self.done = true;
+        self.shared.shutdown().await;
+        let deadline = Instant::now() + self.shared.config.close_timeout;
+        loop {
+            self.rbuf.clear();
+            self.rbuf.reserve(READ_CHUNK);
+            match timeout_at(deadline, self.read.read_buf(&mut self.rbuf)).await {
+                Ok(Ok(n)) if n > 0 => {}
+                _ => break,
+            }
         }
+        self.rbuf = Vec::new();
+        self.rpos = 0;
+        self.done = true;
     }
 
     fn start_closing(&mut self) {
