@@ -1,9 +1,9 @@
 //! Entry points for the fuzz targets in `fuzz/`; not part of the public API.
 
-use crate::chunked::ChunkedDecoder;
 use crate::config::Limits;
+use crate::h1::chunked::ChunkedDecoder;
+use crate::h1::parse::{self, Framing};
 use crate::head::Head;
-use crate::parse::{self, Framing};
 
 /// Parses `data` as a request head with the default limits. Returns the head's length
 /// when it is complete and valid, after checking that every offset lies inside `data`.
@@ -100,7 +100,8 @@ mod rig {
                 let (client, accepted) = tokio::join!(TcpStream::connect(addr), self.listener.accept());
                 let (client, (server, peer)) = (client.expect("connect"), accepted.expect("accept"));
                 let slot = self.worker.open_connection();
-                let conn = crate::conn::serve(server, peer, Rc::clone(&self.service), Rc::clone(&self.worker), slot);
+                let conn =
+                    crate::h1::conn::serve(server, peer, Rc::clone(&self.service), Rc::clone(&self.worker), slot);
                 let conn = tokio::task::spawn_local(conn);
                 let (mut rd, mut wr) = client.into_split();
                 let send = async {

@@ -59,25 +59,22 @@
 #[doc = include_str!("../../../docs/tls.md")]
 pub mod tls_guide {}
 
-mod chunked;
 mod config;
-mod conn;
 mod drain;
-mod encode;
 mod error;
 #[cfg(feature = "fuzzing")]
 #[doc(hidden)]
 pub mod fuzzing;
+mod h1;
 mod h2;
 mod handover;
 mod head;
 mod listeners;
-mod parse;
 mod proxy_protocol;
 mod readiness;
+mod rejection;
 mod request;
 mod response;
-mod sendfile;
 mod server;
 mod service;
 mod stream;
@@ -90,7 +87,6 @@ mod worker;
 pub mod ws;
 
 pub use bytes::Bytes;
-pub use chunked::{MAX_CHUNK_EXTENSIONS, MAX_TRAILER_BYTES};
 pub use config::{
     BODY_TIMEOUT, DRAIN_DELAY, H2_CONNECTION_WINDOW, H2_MAX_CONCURRENT_STREAMS, H2_MAX_HEADER_LIST_SIZE,
     H2_MAX_LOCAL_ERROR_RESET_STREAMS, H2_MAX_PENDING_ACCEPT_RESET_STREAMS, H2_STREAM_WINDOW, HANDSHAKE_TIMEOUT,
@@ -99,6 +95,7 @@ pub use config::{
 };
 pub use drain::{Drain, draining};
 pub use error::Error;
+pub use h1::chunked::{MAX_CHUNK_EXTENSIONS, MAX_TRAILER_BYTES};
 pub use head::Version;
 pub use http::{Method, StatusCode};
 pub use readiness::Readiness;

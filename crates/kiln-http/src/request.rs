@@ -121,7 +121,7 @@ impl RequestBytes {
     /// request it would refuse is the [`Refusal`] it would answer with.
     pub fn parse_with(bytes: Vec<u8>, peer: SocketAddr, limits: &crate::Limits) -> Result<Self, Refusal> {
         let mut head = Head::default();
-        let parsed = crate::parse::parse_head(&bytes, limits, &mut head)
+        let parsed = crate::h1::parse::parse_head(&bytes, limits, &mut head)
             .map_err(|r| Refusal { status: r.status, reason: r.reason })?
             .ok_or(Refusal { status: http::StatusCode::BAD_REQUEST, reason: "incomplete request head" })?;
         Ok(RequestBytes { head_len: parsed.len, bytes, head, peer })
@@ -154,7 +154,7 @@ impl Refusal {
     /// Fills `res` as the server answers the refusal; the server then closes the
     /// connection.
     pub fn render(&self, res: &mut crate::Response) {
-        crate::encode::error_response(res, self.status, self.reason);
+        crate::rejection::error_response(res, self.status, self.reason);
         res.set_close();
     }
 }

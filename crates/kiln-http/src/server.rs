@@ -472,7 +472,7 @@ pub(crate) struct Startup {
 /// 1. the PROXY protocol header, when configured, which names the real client;
 /// 2. the TLS handshake, when configured, whose ALPN picks HTTP/2 or HTTP/1.1;
 ///    on a plain connection, its first bytes do: the HTTP/2 preface or a request line;
-/// 3. HTTP/1.1 ([`crate::conn::serve`]) or HTTP/2 ([`crate::h2::serve`]) until the
+/// 3. HTTP/1.1 ([`crate::h1::conn::serve`]) or HTTP/2 ([`crate::h2::serve`]) until the
 ///    connection closes.
 ///
 /// A step that refuses the connection returns its slot and drops the stream, which
@@ -504,14 +504,14 @@ async fn start<S: Service>(
         return Box::pin(async move {
             match tls.accept(stream).await {
                 Some(stream) if stream.is_h2() => crate::h2::serve(stream, client, service, worker, slot).await,
-                Some(stream) => crate::conn::serve(stream, client, service, worker, slot).await,
+                Some(stream) => crate::h1::conn::serve(stream, client, service, worker, slot).await,
                 None => worker.close_connection(slot),
             }
         })
         .await;
     }
     match crate::h2::sniff(&stream, &worker, slot).await {
-        crate::h2::Wire::Http1 => crate::conn::serve(stream, client, service, worker, slot).await,
+        crate::h2::Wire::Http1 => crate::h1::conn::serve(stream, client, service, worker, slot).await,
         // Boxed: an HTTP/2 connection's state would otherwise enlarge every HTTP/1.1
         // connection's future too.
         crate::h2::Wire::Http2 => Box::pin(crate::h2::serve(stream, client, service, worker, slot)).await,

@@ -9,9 +9,6 @@
 //! response's header lines become HPACK fields ([`encode`]) and its body leaves as the
 //! peer's flow-control window allows ([`send`]). [`preface`] tells h2c from HTTP/1 on
 //! the plain port; [`meter`] counts what a peer sends, against floods.
-//!
-//! (The HTTP/1.1 loop is still `crate::conn`; it moves to an `h1/` folder beside this
-//! one once the work on it in flight has landed.)
 
 mod conn;
 mod encode;

@@ -8,7 +8,7 @@ use http::request::Parts;
 use http::{Method, StatusCode, header};
 
 use crate::head::{Head, HeaderSpan, Version};
-use crate::parse::Rejection;
+use crate::rejection::Rejection;
 
 const TOO_MANY_HEADERS: Rejection =
     Rejection { status: StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE, reason: "too many header fields" };

@@ -15,7 +15,7 @@ use tokio::time::{Instant, timeout_at};
 use super::encode::{self, Common};
 use super::send::{self, Gone, Out};
 use super::shared::{Ended, Shared};
-use crate::parse::Rejection;
+use crate::rejection::Rejection;
 use crate::request::Request;
 use crate::response::{Body, Response};
 use crate::service::{Service, call_caught};
@@ -104,23 +104,23 @@ async fn answer<S: Service>(
             match called {
                 Some(true) => {}
                 Some(false) => {
-                    crate::encode::error_response(res, StatusCode::INTERNAL_SERVER_ERROR, "internal server error")
+                    crate::rejection::error_response(res, StatusCode::INTERNAL_SERVER_ERROR, "internal server error")
                 }
                 None => return Ended::Reset,
             }
             if res.status.is_informational() {
-                crate::encode::error_response(res, NO_UPGRADE.status, NO_UPGRADE.reason);
+                crate::rejection::error_response(res, NO_UPGRADE.status, NO_UPGRADE.reason);
             }
         }
         Err(Refused::Gone) => return Ended::Reset,
-        Err(Refused::With(rejection)) => crate::encode::error_response(res, rejection.status, rejection.reason),
+        Err(Refused::With(rejection)) => crate::rejection::error_response(res, rejection.status, rejection.reason),
     }
     // A large body waits for the peer's window in memory: it counts against the worker's
     // budget as HTTP/1.1's does, and beyond it the client is told to come back.
     let want = chunked_body.capacity() + res.buffer.capacity();
     if res.buffer.capacity() >= COPY_BODY_MAX && !worker.hold(held, want) {
         res.buffer = Vec::new();
-        crate::encode::error_response(res, OVER_BUDGET.status, OVER_BUDGET.reason);
+        crate::rejection::error_response(res, OVER_BUDGET.status, OVER_BUDGET.reason);
     }
     if res.close {
         shared.close_after();

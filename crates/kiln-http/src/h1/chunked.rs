@@ -2,7 +2,7 @@
 
 use http::StatusCode;
 
-use crate::parse::Rejection;
+use crate::rejection::Rejection;
 
 /// Bytes of chunk extensions allowed in one body; extensions carry nothing kiln uses.
 pub const MAX_CHUNK_EXTENSIONS: usize = 16 * 1024;

@@ -16,10 +16,11 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio::time::{Instant, Sleep, timeout, timeout_at};
 
-use crate::chunked::ChunkedDecoder;
-use crate::encode::{self, Delimit};
+use super::chunked::ChunkedDecoder;
+use super::encode::{self, Delimit};
+use super::parse::{self, Framing, Parsed};
 use crate::head::Version;
-use crate::parse::{self, Framing, Parsed, Rejection};
+use crate::rejection::{Rejection, error_response};
 use crate::request::Request;
 use crate::response::{Body, BodyStream};
 use crate::service::Service;
@@ -461,7 +462,7 @@ impl<T: Transport> Conn<T> {
         };
         let res = &mut self.bufs.res;
         if !outcome {
-            encode::error_response(res, StatusCode::INTERNAL_SERVER_ERROR, "internal server error");
+            error_response(res, StatusCode::INTERNAL_SERVER_ERROR, "internal server error");
         }
         if let Some(hsts) = self.stream.hsts() {
             if !res.has_header("strict-transport-security") {
@@ -478,7 +479,7 @@ impl<T: Transport> Conn<T> {
             // Built, but more than the worker may hold while it waits for the client:
             // freed at once, and the client told to come back.
             self.bufs.res.buffer = Vec::new();
-            encode::error_response(&mut self.bufs.res, OVER_BUDGET.status, OVER_BUDGET.reason);
+            error_response(&mut self.bufs.res, OVER_BUDGET.status, OVER_BUDGET.reason);
         }
         let version = self.bufs.head.version.unwrap_or(Version::Http11);
         if self.bufs.res.upgrade.is_some() {
@@ -563,10 +564,10 @@ impl<T: Transport> Conn<T> {
         expect_slow_writes(self.stream.tcp(), &mut self.lowat);
         let stall = self.worker.limits.body_timeout;
         let sent = match self.stream.zero_copy() {
-            Some(tcp) => crate::sendfile::send_file(tcp, &file, offset, len, stall).await,
+            Some(tcp) => super::sendfile::send_file(tcp, &file, offset, len, stall).await,
             None => {
                 let (stream, scratch) = (&mut self.stream, &mut self.bufs.write);
-                let copied = crate::sendfile::copy_file(stream, scratch, &file, offset, len, stall).await;
+                let copied = super::sendfile::copy_file(stream, scratch, &file, offset, len, stall).await;
                 scratch.clear();
                 copied
             }
@@ -582,7 +583,7 @@ impl<T: Transport> Conn<T> {
     /// (a smuggled request, say) is never read.
     async fn refuse(&mut self, rejection: Rejection) -> Flow<bool> {
         let version = self.bufs.head.version.unwrap_or(Version::Http11);
-        encode::error_response(&mut self.bufs.res, rejection.status, rejection.reason);
+        error_response(&mut self.bufs.res, rejection.status, rejection.reason);
         let delimit = encode::delimit(&self.bufs.res, version);
         let date = self.worker.date();
         let bufs = &mut *self.bufs;

@@ -7,6 +7,7 @@ use http::StatusCode;
 
 use crate::config::Limits;
 use crate::head::{Head, HeaderSpan, Version};
+use crate::rejection::Rejection;
 
 /// Header slots reserved on the stack per parse; `Limits::max_headers` is capped to it.
 const HEADER_SLOTS: usize = 256;
@@ -34,14 +35,6 @@ pub(crate) struct Parsed {
     pub(crate) expect_continue: bool,
     /// The method is `HEAD`: the response carries no body.
     pub(crate) is_head: bool,
-}
-
-/// A head that must be refused: the status to answer with and why. The connection is
-/// closed after the answer, since what follows the bad head cannot be trusted.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Rejection {
-    pub(crate) status: StatusCode,
-    pub(crate) reason: &'static str,
 }
 
 const fn reject(status: StatusCode, reason: &'static str) -> Rejection {

@@ -74,20 +74,6 @@ fn status_line(out: &mut Vec<u8>, status: StatusCode) {
     out.extend_from_slice(b"\r\n");
 }
 
-/// A short plain-text response for a refused request. A `503` says when to retry
-/// (RFC 9110 §10.2.3), so that a proxy does not treat it as lasting.
-pub(crate) fn error_response(res: &mut Response, status: StatusCode, reason: &str) {
-    res.clear();
-    res.set_status(status);
-    res.set_content_type("text/plain; charset=utf-8");
-    if status == StatusCode::SERVICE_UNAVAILABLE {
-        res.append_header_unchecked(b"Retry-After", b"1");
-    }
-    let body = res.body_mut();
-    body.extend_from_slice(reason.as_bytes());
-    body.push(b'\n');
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
