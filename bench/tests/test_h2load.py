@@ -32,6 +32,12 @@ class H2loadTest(unittest.TestCase):
         self.assertEqual(r.non2xx, r.requests)
         self.assertGreater(r.errors, 0)
 
+    def test_more_2xx_than_done_at_the_cutoff_is_no_negative_error_count(self):
+        # nginx, -D 1: h2load counted two cut-off streams' 200s but not the streams as done.
+        r = parse_h2load(sample("h2load_cutoff_more_2xx_than_done.txt"))
+        self.assertEqual(r.requests, 12619)
+        self.assertEqual((r.non2xx, r.errors), (0, 0))
+
     def test_a_server_that_refuses_or_lacks_h2c_is_a_parse_error(self):
         with self.assertRaisesRegex(ParseError, "HTTP/2"):
             parse_h2load(sample("h2load_refused.txt"))

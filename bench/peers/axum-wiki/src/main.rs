@@ -10,6 +10,9 @@ mod csrf;
 mod db;
 mod page;
 mod seed;
+#[cfg(feature = "tls")]
+#[path = "../../axum/src/tls.rs"]
+mod tls;
 
 use std::path::Path;
 use std::sync::Arc;
@@ -78,7 +81,19 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .route("/pages/{slug}", get(wiki_page))
         .layer(axum::middleware::map_response(server_header))
         .with_state(site);
+    // kiln's default levels (Compression's `Levels`: gzip 4, brotli 4), so that both
+    // send about the same bytes and the CPU compares like with like.
+    #[cfg(feature = "compression")]
+    let app = app.layer(
+        tower_http::compression::CompressionLayer::new()
+            .quality(tower_http::compression::CompressionLevel::Precise(4)),
+    );
     let listener = tokio::net::TcpListener::bind(("127.0.0.1", port)).await?;
+    #[cfg(feature = "tls")]
+    if let Some((cert, key)) = tls::from_env() {
+        tls::serve(listener, app, &cert, &key).await?;
+        return Ok(());
+    }
     axum::serve(listener, app).await?;
     Ok(())
 }

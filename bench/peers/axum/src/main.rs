@@ -1,5 +1,8 @@
 //! axum peer: the kiln benchmark contract on a current-thread tokio runtime (one worker).
 
+#[cfg(feature = "h2")]
+mod tls;
+
 use axum::extract::Query;
 use axum::http::header;
 use axum::response::{Html, IntoResponse};
@@ -51,6 +54,10 @@ async fn main() -> std::io::Result<()> {
         .nest_service("/static", ServeDir::new(static_dir))
         .layer(axum::middleware::map_response(server_header));
     let listener = tokio::net::TcpListener::bind(("127.0.0.1", port)).await?;
+    #[cfg(feature = "h2")]
+    if let Some((cert, key)) = tls::from_env() {
+        return tls::serve(listener, app, &cert, &key).await;
+    }
     axum::serve(listener, app).await
 }
 
