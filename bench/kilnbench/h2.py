@@ -133,13 +133,7 @@ def h2o() -> H2Server:
 
 def _cargo_variant(name: str, folder: str, binary: str, features: str, crates: tuple[str, ...], what: str, wiki: bool) -> H2Server:
     """A build of peers/<folder> with `features`, into .build/<name>; TLS through TLS_CERT/TLS_KEY."""
-    base = cargo_peer(folder, binary, crates, what)
-
-    def build_steps(paths: Paths) -> list[Step]:
-        manifest = paths.peers / folder / "Cargo.toml"
-        argv = ["cargo", "build", "--release", "--manifest-path", str(manifest), "--features", features,
-                "--target-dir", str(paths.build / name)]  # fmt: skip
-        return [Step(argv, paths.root)]
+    server = cargo_peer(name, binary, crates, what, folder=folder, features=features)
 
     def launch(paths: Paths, port: int, tls: Tls | None) -> Launch:
         env = {"PORT": str(port), "STATIC_DIR": str(paths.static)}
@@ -149,7 +143,7 @@ def _cargo_variant(name: str, folder: str, binary: str, features: str, crates: t
             env |= {"TLS_CERT": str(tls.cert), "TLS_KEY": str(tls.key)}
         return Launch([str(paths.build / name / "release" / binary)], env, cwd=paths.root)
 
-    return H2Server(Server(name, what, build_steps, lambda *a: None, base.version, tools={"cargo": "cargo"}), launch, wiki)
+    return H2Server(server, launch, wiki)
 
 
 def kiln_h2() -> H2Server:

@@ -81,6 +81,11 @@ DB_WORKLOADS = frozenset({"db", "queries", "fortunes", "updates"})
 WIKI_WORKLOADS = frozenset({"wiki", "wiki-views"})
 """What a wiki peer runs: the demo site's long page (docs/wiki-page.md)."""
 
+H2C_WORKLOADS = frozenset({"pong-h2c-m10", "pong-h2c-m100", "static-h2c-m10", "static-h2c-m100"})
+"""What an HTTP/2 variant of a peer runs here (`--workloads h2`); `kilnbench.h2` runs the rest."""
+
+"""What a wiki peer runs: the demo site's long page (docs/wiki-page.md)."""
+
 
 class Unsupported(RuntimeError):
     """This server cannot run in this configuration (e.g. a flag kiln does not have yet)."""
@@ -215,19 +220,24 @@ def cargo_peer(
     workloads: frozenset[str] | None = None,
     postgres: bool = False,
     sqlite: bool = False,
+    folder: str | None = None,
+    features: str | None = None,
 ) -> Server:
     """A Rust peer: its own cargo project in peers/<name>, built into .build/<name>.
 
     `crates` are the crates whose locked versions name it; `workloads`, if set, are all
     it runs; a `postgres` peer only starts when the run has a PostgreSQL `--database`,
     an `sqlite` one when it has `sqlite://PATH` (run from the checkout, as kiln is, so a
-    relative PATH is the same file).
+    relative PATH is the same file). A variant builds another peer's project (`folder`)
+    with cargo `features`, still into .build/<name>.
     """
+    project = folder or name
 
     def build(paths: Paths) -> list[Step]:
-        manifest = paths.peers / name / "Cargo.toml"
+        manifest = paths.peers / project / "Cargo.toml"
         target = paths.build / name
-        return [Step(["cargo", "build", "--release", "--manifest-path", str(manifest), "--target-dir", str(target)], paths.root)]
+        argv = ["cargo", "build", "--release", "--manifest-path", str(manifest), "--target-dir", str(target)]
+        return [Step(argv + (["--features", features] if features else []), paths.root)]
 
     def launch(paths: Paths, port: int, opts: Options) -> Launch:
         if postgres and not is_postgres(opts.database_url):
@@ -237,7 +247,7 @@ def cargo_peer(
         return Launch([str(paths.build / name / "release" / binary)], _peer_env(paths, port, opts), cwd=paths.root)
 
     def version(paths: Paths) -> str:
-        lock = paths.peers / name / "Cargo.lock"
+        lock = paths.peers / project / "Cargo.lock"
         named = ", ".join(f"{c} {_locked_version(lock, c)}" for c in ((crates,) if isinstance(crates, str) else crates))
         return f"{named}, {_first_line(['rustc', '--version'])}"
 
@@ -357,6 +367,15 @@ SERVERS: list[Server] = [
     floor(),
     cargo_peer("actix", "peer-actix", "actix-web", "actix-web 4, 1 worker; bigtable with maud"),
     cargo_peer("axum", "peer-axum", "axum", "axum on a current-thread tokio runtime"),
+    cargo_peer(
+        "axum-h2",
+        "peer-axum",
+        ("axum", "hyper"),
+        "axum with http2 (h2c by prior knowledge beside HTTP/1.1), current-thread runtime; see kilnbench.h2",
+        H2C_WORKLOADS,
+        folder="axum",
+        features="h2",
+    ),
     cargo_peer("may-minihttp", "peer-may-minihttp", "may_minihttp", "may-minihttp, 1 worker"),
     cargo_peer(
         "actix-pg",

@@ -9,6 +9,7 @@ shape) does not fit: h2c-only listeners, TLS, extra request headers, a custom cl
 from __future__ import annotations
 
 import csv
+import http.client
 import os
 import resource
 import shutil
@@ -114,6 +115,18 @@ def median_of(rows: list[dict[str, object]], key: str) -> float | None:
 def need(executable: str) -> str | None:
     """Where `executable` is, or None."""
     return shutil.which(executable) or shutil.which(executable, path="/usr/sbin:/sbin")
+
+
+def quietly(probe: Probe) -> Probe:
+    """`probe`, with a refused or reset connection (or a garbled answer) meaning "not yet"."""
+
+    def wrapped(port: int) -> str | None:
+        try:
+            return probe(port)
+        except (OSError, http.client.HTTPException) as e:
+            return str(e) or type(e).__name__
+
+    return wrapped
 
 
 def argv_of(argv: list[str] | None) -> list[str]:
