@@ -85,8 +85,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     // send about the same bytes and the CPU compares like with like.
     #[cfg(feature = "compression")]
     let app = app.layer(
-        tower_http::compression::CompressionLayer::new()
-            .quality(tower_http::compression::CompressionLevel::Precise(4)),
+        tower_http::compression::CompressionLayer::new().quality(tower_http::compression::CompressionLevel::Precise(4)),
     );
     let listener = tokio::net::TcpListener::bind(("127.0.0.1", port)).await?;
     #[cfg(feature = "tls")]

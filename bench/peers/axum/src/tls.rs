@@ -26,7 +26,10 @@ pub fn from_env() -> Option<(String, String)> {
 
 fn config(cert: &str, key: &str) -> io::Result<ServerConfig> {
     let bad = |e: &dyn std::fmt::Display| io::Error::new(io::ErrorKind::InvalidInput, e.to_string());
-    let chain = CertificateDer::pem_file_iter(cert).map_err(|e| bad(&e))?.collect::<Result<Vec<_>, _>>().map_err(|e| bad(&e))?;
+    let chain = CertificateDer::pem_file_iter(cert)
+        .map_err(|e| bad(&e))?
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| bad(&e))?;
     let key = PrivateKeyDer::from_pem_file(key).map_err(|e| bad(&e))?;
     let mut config = ServerConfig::builder_with_provider(Arc::new(ring::default_provider()))
         .with_safe_default_protocol_versions()
