@@ -14,6 +14,7 @@ import socket
 import ssl
 import struct
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Callable
 
@@ -22,6 +23,8 @@ SETTINGS, HEADERS, DATA, RST_STREAM, GOAWAY = 0x4, 0x1, 0x0, 0x3, 0x7
 END_STREAM, END_HEADERS, ACK = 0x1, 0x4, 0x1
 CONNECT_TIMEOUT_S = 5.0
 OPEN_DEADLINE_S = 120.0
+OPENING_THREADS = 8
+"""Connections being opened at once: well under any listen backlog."""
 SETTLE_S = 1.0
 """Quiet time after the last connection before the RSS is read (the server frees its buffers)."""
 
@@ -96,32 +99,34 @@ def hold_idle(port: int, conns: int, path: str, tls: bool, rss_kb: Callable[[], 
         context.verify_mode = ssl.CERT_NONE
         context.set_alpn_protocols(["h2"])
     hello = client_hello(path, f"127.0.0.1:{port}", tls)
+    deadline = time.monotonic() + OPEN_DEADLINE_S
+
+    def open_one(_: int) -> socket.socket | None:
+        if time.monotonic() > deadline:
+            return None
+        sock: socket.socket | None = None
+        try:
+            sock = socket.create_connection(("127.0.0.1", port), timeout=CONNECT_TIMEOUT_S)
+            if context is not None:
+                sock = context.wrap_socket(sock, server_hostname="localhost")
+                if sock.selected_alpn_protocol() != "h2":
+                    raise ConnectionError("ALPN did not choose h2")
+            sock.sendall(hello)
+            answer_one(sock)
+            return sock
+        except (OSError, ConnectionError):
+            if sock is not None:
+                sock.close()
+            return None
+
     time.sleep(SETTLE_S)
     before = rss_kb()
-    held: list[socket.socket] = []
-    failed = 0
-    deadline = time.monotonic() + OPEN_DEADLINE_S
+    with ThreadPoolExecutor(OPENING_THREADS) as pool:
+        opened = list(pool.map(open_one, range(conns)))
+    held = [sock for sock in opened if sock is not None]
     try:
-        for _ in range(conns):
-            if time.monotonic() > deadline:
-                failed += 1
-                continue
-            sock: socket.socket | None = None
-            try:
-                sock = socket.create_connection(("127.0.0.1", port), timeout=CONNECT_TIMEOUT_S)
-                if context is not None:
-                    sock = context.wrap_socket(sock, server_hostname="localhost")
-                    if sock.selected_alpn_protocol() != "h2":
-                        raise ConnectionError("ALPN did not choose h2")
-                sock.sendall(hello)
-                answer_one(sock)
-                held.append(sock)
-            except (OSError, ConnectionError):
-                failed += 1
-                if sock is not None:
-                    sock.close()
         time.sleep(SETTLE_S)
-        return Held(len(held), failed, before, rss_kb())
+        return Held(len(held), conns - len(held), before, rss_kb())
     finally:
         for sock in held:
             sock.close()

@@ -129,7 +129,7 @@ def summarise(rows: list[dict[str, object]]) -> str:
             continue
         med = {k: median_of(ok, k) or 0.0 for k in ("subscribers", "delivered", "missing", "p50_ms", "p99_ms",
                                                     "round_p50_ms", "deliveries_per_s", "cpu_us_per_delivery")}  # fmt: skip
-        ratio = f"{med['cpu_us_per_delivery'] / kiln_cpu:.2f}x" if kiln_cpu and name != "kiln" else ""
+        ratio = f"{med['cpu_us_per_delivery'] / kiln_cpu:.2f}x" if kiln_cpu and med["cpu_us_per_delivery"] and name != "kiln" else ""
         lines.append(f"| {name} | {med['subscribers']:,.0f} | {med['delivered']:,.0f} | {med['missing']:,.0f} | "
                      f"{med['p50_ms']:.2f} | {med['p99_ms']:.2f} | {med['round_p50_ms']:.2f} ms | "
                      f"{med['deliveries_per_s']:,.0f} | {med['cpu_us_per_delivery']:.2f} | {ratio} |")  # fmt: skip
