@@ -38,7 +38,7 @@ from .load import GRACE_S, LOAD_CPU, WRK_TIMEOUT
 from .parse import ParseError, parse_wrk
 from .runner import free_port, http_get
 from .servers import Launch, Options, Paths, Server, Step, cargo_peer, debian_packages, kiln
-from .sidecar import Results, argv_of, build, median_of, quietly, results_dir, start
+from .sidecar import Results, argv_of, build, kiln_failed, median_of, quietly, results_dir, start
 from .workloads import BY_NAME as CONTRACT
 from .workloads import WIKI_PAGE
 
@@ -243,7 +243,7 @@ def main(argv: list[str] | None = None) -> int:
     summary = summarise(results.rows, names)
     results.write(out, summary, {s.name: s.version(p) for s, _ in entries}, argv_of(argv), notes=__doc__ or "")
     print(summary)
-    return 0
+    return 1 if kiln_failed(results.rows, names) else 0
 
 
 if __name__ == "__main__":

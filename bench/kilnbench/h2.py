@@ -35,7 +35,7 @@ from .load import GRACE_S, LOAD_CPU
 from .parse import ParseError, parse_h2load
 from .runner import free_port
 from .servers import Launch, Options, Paths, Server, Step, cargo_peer, debian_packages, kiln
-from .sidecar import Results, argv_of, build, median_of, raise_fd_limit, results_dir, start
+from .sidecar import Results, argv_of, build, kiln_failed, median_of, raise_fd_limit, results_dir, start
 from .tls import Tls, make_cert
 from .workloads import BY_NAME as CONTRACT
 from .workloads import WIKI_PAGE, Check
@@ -83,8 +83,11 @@ class H2Server:
 
     server: Server
     launch: Callable[[Paths, int, "Tls | None"], Launch]
-    wiki: bool = False
-    """Whether it serves the wiki page (and only that)."""
+    wiki: str = "also"
+    """Whether it runs the wiki workload: "also" (kiln), "only" (a wiki peer) or "no"."""
+
+    def runs(self, w: H2Workload) -> bool:
+        return self.wiki == "also" or (self.wiki == "only") == w.wiki
 
 
 def _user_line(syntax: str) -> str:
@@ -108,7 +111,7 @@ def nginx_h2() -> H2Server:
     version = lambda p: subprocess.run(["nginx", "-v"], capture_output=True, text=True, check=False).stderr.strip()  # noqa: E731
     server = Server("nginx-h2", "nginx, 1 worker, http2 (h2c prior knowledge, or ssl http2)", lambda p: [], lambda *a: None,
                     version, tools={"nginx": "nginx"})  # fmt: skip
-    return H2Server(server, launch)
+    return H2Server(server, launch, wiki="no")
 
 
 def h2o() -> H2Server:
@@ -128,7 +131,7 @@ def h2o() -> H2Server:
 
     version = lambda p: subprocess.run(["h2o", "--version"], capture_output=True, text=True, check=False).stdout.split("\n")[0]  # noqa: E731
     server = Server("h2o", "h2o (Debian), num-threads 1", build_steps, lambda *a: None, version, tools={"h2o": "h2o"})
-    return H2Server(server, launch)
+    return H2Server(server, launch, wiki="no")
 
 
 def _cargo_variant(name: str, folder: str, binary: str, features: str, crates: tuple[str, ...], what: str, wiki: bool) -> H2Server:
@@ -143,7 +146,7 @@ def _cargo_variant(name: str, folder: str, binary: str, features: str, crates: t
             env |= {"TLS_CERT": str(tls.cert), "TLS_KEY": str(tls.key)}
         return Launch([str(paths.build / name / "release" / binary)], env, cwd=paths.root)
 
-    return H2Server(server, launch, wiki)
+    return H2Server(server, launch, "only" if wiki else "no")
 
 
 def kiln_h2() -> H2Server:
@@ -282,7 +285,7 @@ def main(argv: list[str] | None = None) -> int:
         for entry in order:
             for over_tls in (False, True):
                 # The idle workload first, on a server that no load has grown yet.
-                mine = sorted((w for w in workloads if w.tls == over_tls and w.wiki == entry.wiki), key=lambda w: not w.idle)
+                mine = sorted((w for w in workloads if w.tls == over_tls and entry.runs(w)), key=lambda w: not w.idle)
                 if not mine:
                     continue
                 port = free_port()
@@ -311,7 +314,7 @@ def main(argv: list[str] | None = None) -> int:
     versions = {e.server.name: e.server.version(p) for e in entries}
     results.write(out, summary, versions, argv_of(argv), notes=__doc__ or "")
     print(summary)
-    return 0
+    return 1 if kiln_failed(results.rows, [e.server.name for e in entries]) else 0
 
 
 if __name__ == "__main__":

@@ -106,6 +106,11 @@ class Results:
         )
 
 
+def kiln_failed(rows: list[dict[str, object]], servers: list[str]) -> bool:
+    """Whether kiln was run and a row of its did not measure: a side run's exit status 1."""
+    return "kiln" in servers and any(r["server"] == "kiln" and r["status"] != "ok" for r in rows)
+
+
 def median_of(rows: list[dict[str, object]], key: str) -> float | None:
     """The median of `key` over the rows that have a number there."""
     values = [float(r[key]) for r in rows if isinstance(r.get(key), (int, float))]

@@ -32,7 +32,7 @@ from .load import LOAD_CPU
 from .parse import ParseError
 from .runner import free_port, http_get
 from .servers import Options, Paths, Server, Step, cargo_peer, kiln
-from .sidecar import Results, argv_of, build, median_of, quietly, raise_fd_limit, results_dir, start
+from .sidecar import Results, argv_of, build, kiln_failed, median_of, quietly, raise_fd_limit, results_dir, start
 
 KILN_DB = "bench/.build/sse/kiln.sqlite"
 ROUND_LIMIT_S = 10
@@ -190,7 +190,7 @@ def main(argv: list[str] | None = None) -> int:
     summary = summarise(results.rows)
     results.write(out, summary, {s.name: s.version(p) for s, _ in chosen}, argv_of(argv), notes=__doc__ or "")
     print(summary)
-    return 0
+    return 1 if kiln_failed(results.rows, [s.name for s, _ in chosen]) else 0
 
 
 if __name__ == "__main__":
