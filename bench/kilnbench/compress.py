@@ -38,7 +38,7 @@ from .load import GRACE_S, LOAD_CPU, WRK_TIMEOUT
 from .parse import ParseError, parse_wrk
 from .runner import free_port, http_get
 from .servers import Launch, Options, Paths, Server, Step, cargo_peer, debian_packages, kiln
-from .sidecar import Results, argv_of, build, kiln_failed, median_of, quietly, results_dir, start
+from .sidecar import Results, answers_200, argv_of, build, first_line, kiln_failed, median_of, results_dir, start
 from .workloads import BY_NAME as CONTRACT
 from .workloads import WIKI_PAGE
 
@@ -127,9 +127,10 @@ def nginx_entry(page: Path) -> tuple[Server, object]:
     def steps(paths: Paths) -> list[Step]:
         return [debian_packages(paths, "libnginx-mod-http-brotli-filter")]
 
-    version = lambda p: subprocess.run(["nginx", "-v"], capture_output=True, text=True, check=False).stderr.strip() + (  # noqa: E731
-        " + brotli filter" if debian_installed("libnginx-mod-http-brotli-filter") else " (no brotli module)"
-    )
+    def version(paths: Paths) -> str:
+        brotli = debian_installed("libnginx-mod-http-brotli-filter")
+        return first_line(["nginx", "-v"]) + (" + brotli filter module" if brotli else " (no brotli module)")
+
     return Server("nginx-gzip", "nginx static copy of the page, gzip_comp_level 4, brotli_comp_level 4", steps,
                   lambda *a: None, version), launch  # fmt: skip
 
@@ -203,8 +204,7 @@ def main(argv: list[str] | None = None) -> int:
         order = entries[rep % len(entries):] + entries[: rep % len(entries)] if rep else entries  # kiln first: the page copy
         for server, launch in order:
             port = free_port()
-            ready = lambda port: None if http_get(port, WIKI_PAGE, 2)[0] == 200 else "not 200"  # noqa: E731
-            started = start(server, launch(p, port), port, logs / f"{server.name}.log", quietly(ready))
+            started = start(server, launch(p, port), port, logs / f"{server.name}.log", answers_200(WIKI_PAGE))
             try:
                 if server.name == "kiln" and not started.failure and not page.exists():
                     page.write_bytes(http_get(port, WIKI_PAGE)[2])

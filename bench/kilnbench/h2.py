@@ -35,7 +35,7 @@ from .load import GRACE_S, LOAD_CPU
 from .parse import ParseError, parse_h2load
 from .runner import free_port
 from .servers import Launch, Options, Paths, Server, Step, cargo_peer, debian_packages, kiln
-from .sidecar import Results, argv_of, build, kiln_failed, median_of, raise_fd_limit, results_dir, start
+from .sidecar import Results, argv_of, build, first_line, kiln_failed, median_of, raise_fd_limit, results_dir, start
 from .tls import Tls, make_cert
 from .workloads import BY_NAME as CONTRACT
 from .workloads import WIKI_PAGE, Check
@@ -108,9 +108,8 @@ def nginx_h2() -> H2Server:
         (home / "nginx.conf").write_text(conf)
         return Launch(["nginx", "-p", str(home), "-e", str(home / "error.log"), "-c", str(home / "nginx.conf")])
 
-    version = lambda p: subprocess.run(["nginx", "-v"], capture_output=True, text=True, check=False).stderr.strip()  # noqa: E731
     server = Server("nginx-h2", "nginx, 1 worker, http2 (h2c prior knowledge, or ssl http2)", lambda p: [], lambda *a: None,
-                    version, tools={"nginx": "nginx"})  # fmt: skip
+                    lambda p: first_line(["nginx", "-v"]), tools={"nginx": "nginx"})  # fmt: skip
     return H2Server(server, launch, wiki="no")
 
 
@@ -129,8 +128,8 @@ def h2o() -> H2Server:
         (home / "h2o.conf").write_text(conf)
         return Launch(["h2o", "-m", "worker", "-c", str(home / "h2o.conf")])
 
-    version = lambda p: subprocess.run(["h2o", "--version"], capture_output=True, text=True, check=False).stdout.split("\n")[0]  # noqa: E731
-    server = Server("h2o", "h2o (Debian), num-threads 1", build_steps, lambda *a: None, version, tools={"h2o": "h2o"})
+    server = Server("h2o", "h2o (Debian), num-threads 1", build_steps, lambda *a: None,
+                    lambda p: first_line(["h2o", "--version"]), tools={"h2o": "h2o"})  # fmt: skip
     return H2Server(server, launch, wiki="no")
 
 

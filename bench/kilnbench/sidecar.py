@@ -22,7 +22,7 @@ from datetime import date
 from pathlib import Path
 from typing import Callable
 
-from .runner import BUILD_TIMEOUT_S, START_TIMEOUT_S, Process
+from .runner import BUILD_TIMEOUT_S, START_TIMEOUT_S, Process, http_get
 from .servers import Launch, Paths, Server, Step
 
 Probe = Callable[[int], "str | None"]
@@ -132,6 +132,26 @@ def quietly(probe: Probe) -> Probe:
             return str(e) or type(e).__name__
 
     return wrapped
+
+
+def answers_200(path: str) -> Probe:
+    """A probe passing once `GET path` over HTTP/1.1 answers 200."""
+
+    def probe(port: int) -> str | None:
+        status = http_get(port, path, timeout_s=2)[0]
+        return None if status == 200 else f"GET {path}: {status}"
+
+    return quietly(probe)
+
+
+def first_line(argv: list[str]) -> str:
+    """The first line a command prints on stdout or stderr (a version), or "unknown"."""
+    try:
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=30, check=False)
+    except (OSError, subprocess.TimeoutExpired):
+        return "unknown"
+    lines = (done.stdout + done.stderr).strip().splitlines()
+    return lines[0] if lines else "unknown"
 
 
 def argv_of(argv: list[str] | None) -> list[str]:

@@ -30,9 +30,9 @@ from pathlib import Path
 from . import procfs
 from .load import LOAD_CPU
 from .parse import ParseError
-from .runner import free_port, http_get
+from .runner import free_port
 from .servers import Options, Paths, Server, Step, cargo_peer, kiln
-from .sidecar import Results, argv_of, build, kiln_failed, median_of, quietly, raise_fd_limit, results_dir, start
+from .sidecar import Results, answers_200, argv_of, build, kiln_failed, median_of, raise_fd_limit, results_dir, start
 
 KILN_DB = "bench/.build/sse/kiln.sqlite"
 ROUND_LIMIT_S = 10
@@ -160,8 +160,7 @@ def main(argv: list[str] | None = None) -> int:
     for rep in range(args.reps):
         for server, launch in chosen[rep % len(chosen):] + chosen[: rep % len(chosen)]:
             port = free_port()
-            ready = lambda port: None if http_get(port, "/pong", 2)[0] == 200 else "not 200"  # noqa: E731
-            started = start(server, launch(p, port), port, logs / f"{server.name}.log", quietly(ready))
+            started = start(server, launch(p, port), port, logs / f"{server.name}.log", answers_200("/pong"))
             row: dict[str, object] = {"server": server.name, "workload": workload, "rep": rep, "status": "ok"}
             try:
                 why = started.failure or probe_fanout(port)
