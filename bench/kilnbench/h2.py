@@ -195,7 +195,8 @@ def curl_h2(port: int, path: str, tls: bool, check: Check) -> str | None:
 
 def h2load(port: int, w: H2Workload, seconds: int) -> load.Measurement:
     """h2load pinned to the load CPU; over TLS it offers ALPN h2 only."""
-    argv = ["h2load", f"-c{w.conns}", f"-m{w.streams}", "-D", str(seconds), _url(port, w.path, w.tls)]
+    argv = ["h2load", f"-c{w.conns}", f"-m{w.streams}", "-D", str(seconds), *(["--npn-list", "h2"] if w.tls else []),
+            _url(port, w.path, w.tls)]  # fmt: skip
     command = ["taskset", "-c", LOAD_CPU, *argv]
     done = subprocess.run(command, capture_output=True, text=True, timeout=seconds + GRACE_S, check=False)
     output = done.stdout + done.stderr

@@ -257,7 +257,8 @@ H2_WORKLOADS: list[Workload] = [
     for streams in (10, 100)
 ]
 """Issue 24's HTTP/2 workloads: h2load with prior knowledge, 100 connections. Only run when named
-(`--workloads h2`): a peer must be set up to speak h2c for them."""
+(`--workloads h2`), on kiln and `axum-h2`; `kilnbench.h2` runs them (and their TLS twins) on
+nginx and h2o too, whose h2c ports speak no HTTP/1.1 for this runner's probes."""
 WORKLOADS.extend(H2_WORKLOADS)
 
 BY_NAME = {w.name: w for w in WORKLOADS}
