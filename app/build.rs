@@ -2,11 +2,14 @@
 //! (issue 26): the executable's resident set is mostly its own code, mapped page by page
 //! as it runs, and the kernel maps the 64 KiB around each page fault ("fault-around").
 //!
-//! - `--symbol-ordering-file=hot-functions.txt`: the functions that starting up, `/pong`
-//!   and `/pages/tour` run (listed by `scripts/hot-functions`) are laid out together at
-//!   the start of `.text`, so those faults fall on a few dense pages instead of all over
-//!   the 7.7 MB of code. A name the build no longer has is skipped, so a stale list costs
-//!   memory, never a failed link.
+//! - `hot-functions.txt`: the functions that starting up, `/pong` and `/pages/tour` run
+//!   (listed by `scripts/hot-functions`) are laid out together in `.text.hot`, just before
+//!   `.text`, so those faults fall on a few dense pages instead of all over the 7.7 MB of
+//!   code. Names the build no longer has (its hashes change with the crates' dependencies
+//!   and the compiler) are matched again with the hashes as `*`, into `.text.warm` next to
+//!   it; a name that matches nothing is skipped, so a stale list costs memory, never a
+//!   failed link. It reaches the linker as a script of `INSERT BEFORE .text`, which adds
+//!   to the default layout.
 //! - `-z pack-relative-relocs`: the position-independent executable's ~20,000 relative
 //!   relocations as a compact bitmap (`DT_RELR`, glibc 2.36+) instead of 480 KB of
 //!   `.rela.dyn` that the loader reads, and keeps resident, at every start.
@@ -16,6 +19,8 @@
 //! usual one.
 
 use std::env;
+use std::fs;
+use std::path::PathBuf;
 use std::process::Command;
 
 fn main() {
@@ -24,12 +29,85 @@ fn main() {
     if env::var("PROFILE").as_deref() != Ok("release") || !links_with_rust_lld() {
         return;
     }
-    let dir = env::var("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR");
-    println!("cargo:rustc-link-arg-bins=-Wl,--symbol-ordering-file={dir}/hot-functions.txt");
-    println!("cargo:rustc-link-arg-bins=-Wl,--no-warn-symbol-ordering");
+    let dir = PathBuf::from(env::var_os("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR"));
+    let list = fs::read_to_string(dir.join("hot-functions.txt")).expect("app/hot-functions.txt");
+    let script = PathBuf::from(env::var_os("OUT_DIR").expect("cargo sets OUT_DIR")).join("hot-text.ld");
+    fs::write(&script, linker_script(&list)).expect("writing the linker script into OUT_DIR");
+    println!("cargo:rustc-link-arg-bins=-Wl,-T,{}", script.display());
     if glibc_has_relr() {
         println!("cargo:rustc-link-arg-bins=-Wl,-z,pack-relative-relocs");
     }
+}
+
+/// An LLD script that puts the listed functions' sections (`.text.NAME`, or
+/// `.text.unlikely.NAME` for a cold one, as rustc and the C compiler name them with one
+/// section per function) first in `.text.hot`, placed before `.text`; then, in
+/// `.text.warm`, the sections that match a name with its build hashes as `*` (see `glob`):
+/// a function renamed since the list was made (its crate's dependencies changed, or the
+/// compiler) still lands near the others, beside the other instances of the same generic
+/// function. A line with a character a mangled name does not have is left out: it would
+/// break the script.
+fn linker_script(list: &str) -> String {
+    let names: Vec<&str> = list
+        .lines()
+        .map(str::trim)
+        .filter(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_alphanumeric() || b"_.$".contains(&b)))
+        .collect();
+    let mut globs: Vec<String> = names.iter().map(|n| glob(n)).collect();
+    globs.sort();
+    globs.dedup();
+    let mut script = String::from("SECTIONS {\n  .text.hot : {\n");
+    for name in &names {
+        script.push_str(&format!("    *(.text.{name} .text.unlikely.{name})\n"));
+    }
+    script.push_str("  }\n  .text.warm : {\n");
+    for name in &globs {
+        script.push_str(&format!("    *(.text.{name} .text.unlikely.{name})\n"));
+    }
+    script.push_str("  }\n}\nINSERT BEFORE .text;\n");
+    script
+}
+
+/// `name` with what one build does not share with the next replaced by `*`: the hash of
+/// a legacy-mangled Rust name (`17h`, 16 hex digits, `E`: it changes with the crate's
+/// dependencies and the compiler), a v0-mangled name's crate disambiguators (`Cs..._`
+/// before the crate name's length), and the numbers compilers append to local symbols
+/// (`.1234`, `.llvm.1234`, `.constprop.0`).
+fn glob(name: &str) -> String {
+    let b = name.as_bytes();
+    let mut out = String::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        let rest = &b[i..];
+        if rest.len() >= 20
+            && rest.starts_with(b"17h")
+            && rest[3..19].iter().all(u8::is_ascii_hexdigit)
+            && rest[19] == b'E'
+        {
+            out.push_str("17h*E");
+            i += 20;
+            continue;
+        }
+        if rest.starts_with(b"Cs") {
+            let end = 2 + rest[2..].iter().take_while(|c| c.is_ascii_alphanumeric()).count();
+            if end > 2 && rest.get(end) == Some(&b'_') && rest.get(end + 1).is_some_and(u8::is_ascii_digit) {
+                out.push_str("Cs*_");
+                i += end + 1;
+                continue;
+            }
+        }
+        if rest[0] == b'.' {
+            let end = 1 + rest[1..].iter().take_while(|c| c.is_ascii_digit()).count();
+            if end > 1 && matches!(rest.get(end), None | Some(b'.')) {
+                out.push_str(".*");
+                i += end;
+                continue;
+            }
+        }
+        out.push(char::from(rest[0]));
+        i += 1;
+    }
+    out
 }
 
 /// Whether rustc links this build with its own LLD: the default for
