@@ -3,13 +3,14 @@
 //! as it runs, and the kernel maps the 64 KiB around each page fault ("fault-around").
 //!
 //! - `hot-functions.txt`: the functions that starting up, `/pong` and `/pages/tour` run
-//!   (listed by `scripts/hot-functions`) are laid out together in `.text.hot`, just before
-//!   `.text`, so those faults fall on a few dense pages instead of all over the 7.7 MB of
-//!   code. Names the build no longer has (its hashes change with the crates' dependencies
-//!   and the compiler) are matched again with the hashes as `*`, into `.text.warm` next to
-//!   it; a name that matches nothing is skipped, so a stale list costs memory, never a
-//!   failed link. It reaches the linker as a script of `INSERT BEFORE .text`, which adds
-//!   to the default layout.
+//!   (listed by `scripts/hot-functions`) are laid out together at the start of `.text`, so
+//!   those faults fall on a few dense pages instead of all over the 7.5 MB of code. Names
+//!   the build no longer has (their hashes change with the crates' dependencies and the
+//!   compiler) are matched again with the hashes as `*`, right after; a name that matches
+//!   nothing is skipped, so a stale list costs memory, never a failed link. It reaches
+//!   the linker as a script of `INSERT BEFORE .init`, which adds to the default layout.
+//!   The code stays in the one `.text` section: valgrind, for one, reads only the symbols
+//!   inside it.
 //! - `-z pack-relative-relocs`: the position-independent executable's ~20,000 relative
 //!   relocations as a compact bitmap (`DT_RELR`, glibc 2.36+) instead of 480 KB of
 //!   `.rela.dyn` that the loader reads, and keeps resident, at every start.
@@ -41,12 +42,13 @@ fn main() {
 
 /// An LLD script that puts the listed functions' sections (`.text.NAME`, or
 /// `.text.unlikely.NAME` for a cold one, as rustc and the C compiler name them with one
-/// section per function) first in `.text.hot`, placed before `.text`; then, in
-/// `.text.warm`, the sections that match a name with its build hashes as `*` (see `glob`):
-/// a function renamed since the list was made (its crate's dependencies changed, or the
-/// compiler) still lands near the others, beside the other instances of the same generic
-/// function. A line with a character a mangled name does not have is left out: it would
-/// break the script.
+/// section per function) first in `.text`; then the sections that match a name with its
+/// build hashes as `*` (see `glob`): a function renamed since the list was made (its
+/// crate's dependencies changed, or the compiler) still lands near the others, beside the
+/// other instances of the same generic function. The rest of the code follows, as the
+/// linker places it by default (sections named `.text.*` join the output section `.text`).
+/// A line with a character a mangled name does not have is left out: it would break the
+/// script.
 fn linker_script(list: &str) -> String {
     let names: Vec<&str> = list
         .lines()
@@ -56,15 +58,15 @@ fn linker_script(list: &str) -> String {
     let mut globs: Vec<String> = names.iter().map(|n| glob(n)).collect();
     globs.sort();
     globs.dedup();
-    let mut script = String::from("SECTIONS {\n  .text.hot : {\n");
+    let mut script = String::from("SECTIONS {\n  .text : {\n");
     for name in &names {
         script.push_str(&format!("    *(.text.{name} .text.unlikely.{name})\n"));
     }
-    script.push_str("  }\n  .text.warm : {\n");
     for name in &globs {
         script.push_str(&format!("    *(.text.{name} .text.unlikely.{name})\n"));
     }
-    script.push_str("  }\n}\nINSERT BEFORE .text;\n");
+    // `.init` (glibc's crti.o) follows `.text` in the default layout.
+    script.push_str("  }\n}\nINSERT BEFORE .init;\n");
     script
 }
 
