@@ -51,7 +51,9 @@ impl Site {
     }
 }
 
-fn start(database: &str, args: &[&str]) -> Server {
+/// The demo on `database` (a URL), with `args` after the defaults: for a test that
+/// stops a server and starts another on the same database.
+pub(crate) fn start(database: &str, args: &[&str]) -> Server {
     let hash = password_hash();
     let defaults = [
         ("--workers", "1"),

@@ -28,6 +28,9 @@ const LOOK: usize = 64;
 /// How long a peer whose first bytes could still become the preface is waited for
 /// between looks: only a client that splits the preface ever waits.
 const PREFIX_POLL: Duration = Duration::from_millis(5);
+/// How long a connection that has sent nothing yet is waited for once shutdown begins:
+/// HTTP/1.1's last call for an idle connection (`h1::conn`), the same length.
+const SHUTDOWN_FIRST_BYTES_WAIT: Duration = Duration::from_secs(1);
 
 /// What a plain connection turned out to speak.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -43,20 +46,31 @@ pub(crate) enum Wire {
 /// Waits for a plain connection's first bytes and tells its protocol.
 ///
 /// A connection that sends nothing waits as an idle HTTP/1.1 one does: parked in its
-/// `slot`, so that shutdown wakes it (it is then handed to HTTP/1.1, which gives it its
-/// last call), and closed after the idle timeout.
+/// `slot`, so that shutdown wakes it, and closed after the idle timeout; once shutdown
+/// begins it gets a last call as HTTP/1.1 gives one, [`SHUTDOWN_FIRST_BYTES_WAIT`], and
+/// first bytes that arrive within it go to the engine they are meant for. (Handing it to
+/// HTTP/1.1 at once answered a preface that came in the last call with an HTTP/1.1
+/// error, which an h2c client reads as a broken frame: a request lost in a hand-over.)
 pub(crate) async fn sniff(stream: &TcpStream, worker: &Worker, slot: usize) -> Wire {
-    let deadline = worker.coarse_now() + worker.limits.idle_timeout;
+    let mut deadline = worker.coarse_now() + worker.limits.idle_timeout;
     // Made only if the first look finds nothing: most clients send at once.
     let mut timer: Option<Pin<Box<Sleep>>> = None;
     let mut seen = [0u8; LOOK];
+    let mut last_call = false;
     loop {
+        if worker.shutting_down.get() && !last_call {
+            last_call = true;
+            deadline = deadline.min(Instant::now() + SHUTDOWN_FIRST_BYTES_WAIT);
+            if let Some(timer) = &mut timer {
+                timer.as_mut().reset(deadline);
+            }
+        }
         let peeked = poll_fn(|cx| {
             let mut buf = ReadBuf::new(&mut seen);
             match stream.poll_peek(cx, &mut buf) {
                 Poll::Ready(Ok(n)) => Poll::Ready(Some(n)),
                 Poll::Ready(Err(_)) => Poll::Ready(Some(0)),
-                Poll::Pending if worker.shutting_down.get() => Poll::Ready(None),
+                Poll::Pending if worker.shutting_down.get() && !last_call => Poll::Ready(None),
                 Poll::Pending => {
                     worker.park(slot, cx.waker());
                     let timer = timer.get_or_insert_with(|| Box::pin(sleep_until(deadline)));
@@ -66,7 +80,7 @@ pub(crate) async fn sniff(stream: &TcpStream, worker: &Worker, slot: usize) -> W
         })
         .await;
         let n = match peeked {
-            None => return Wire::Http1,
+            None => continue,
             Some(0) => return Wire::Closed,
             Some(n) => n,
         };

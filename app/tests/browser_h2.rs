@@ -1,0 +1,64 @@
+//! The demo over HTTPS in headless Chromium: the browser negotiates HTTP/2 by ALPN
+//! (`nextHopProtocol` is `h2`), and a page's `103 Early Hints` arrive and are acted on
+//! (the navigation has a first interim response, and the stylesheet the hint names
+//! is fetched by the hint: its resource entry's `initiatorType` is `early-hints`).
+//!
+//! Chromium acts on Early Hints only over a connection it trusts, so the test's
+//! self-signed certificate is trusted by its key's hash
+//! (`--ignore-certificate-errors-spki-list`) rather than with errors ignored.
+//!
+//! Ignored by a plain `cargo test`, since it needs Chromium: `scripts/test` installs it
+//! (`scripts/browser`) and runs this test with `--ignored`.
+
+mod browser_support;
+mod site_support;
+
+use base64::Engine;
+use browser_support::{Browser, shots_dir};
+use kiln_test_support::TempDir;
+use rcgen::PublicKeyData;
+use sha2::{Digest, Sha256};
+
+/// What Chromium measured of the page and what it loaded, as JSON.
+const TIMINGS: &str = r#"
+    const nav = performance.getEntriesByType('navigation')[0];
+    return {
+        first: performance.getEntries()[0].nextHopProtocol,
+        protocol: nav.nextHopProtocol,
+        interim: nav.firstInterimResponseStart,
+        resources: performance.getEntriesByType('resource').map((r) => ({
+            name: new URL(r.name).pathname, initiator: r.initiatorType, protocol: r.nextHopProtocol,
+        })),
+    };
+"#;
+
+#[test]
+#[ignore = "needs Chromium and chromedriver: run by scripts/test (scripts/browser installs them)"]
+fn chromium_gets_the_demo_over_h2_and_acts_on_its_early_hints() {
+    let dir = TempDir::new("browser-h2");
+    let made = rcgen::generate_simple_self_signed(vec!["localhost".to_owned()]).unwrap();
+    let (cert, key) = (dir.path().join("cert.pem"), dir.path().join("key.pem"));
+    std::fs::write(&cert, made.cert.pem()).unwrap();
+    std::fs::write(&key, made.signing_key.serialize_pem()).unwrap();
+    // The SubjectPublicKeyInfo's SHA-256, in base64: what Chromium's flag takes.
+    let spki =
+        base64::engine::general_purpose::STANDARD.encode(Sha256::digest(made.signing_key.subject_public_key_info()));
+    let tls = ["--tls-cert", cert.to_str().unwrap(), "--tls-key", key.to_str().unwrap()];
+    let server = site_support::start(&dir.sqlite_url(), &tls);
+    let trust = format!("--ignore-certificate-errors-spki-list={spki}");
+    let browser = Browser::start(shots_dir(), &[&trust]);
+
+    browser.open(&format!("https://localhost:{}/pages/welcome", server.addr.port()));
+    assert_eq!(browser.text_of("article h1"), "Welcome to the kiln wiki");
+    let seen = browser.execute(TIMINGS);
+    assert_eq!(seen["first"], "h2", "{seen}");
+    assert_eq!(seen["protocol"], "h2", "{seen}");
+    assert!(seen["interim"].as_f64().is_some_and(|t| t > 0.0), "no 103 before the page: {seen}");
+    let resources = seen["resources"].as_array().expect("resources");
+    let stylesheet = resources.iter().find(|r| r["name"].as_str().unwrap().starts_with("/static/site."));
+    let stylesheet = stylesheet.unwrap_or_else(|| panic!("the stylesheet was not loaded: {seen}"));
+    assert_eq!(stylesheet["initiator"], "early-hints", "the hint did not fetch the stylesheet: {seen}");
+    assert_eq!(stylesheet["protocol"], "h2", "{seen}");
+    browser.screenshot("h2-welcome");
+    browser.assert_no_console_errors("h2");
+}
