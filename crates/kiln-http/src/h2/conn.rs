@@ -79,7 +79,7 @@ pub(crate) async fn serve<S: Service, T: Transport>(
 /// Closes the write side, then reads and discards what the peer still sends for a
 /// bounded time: closing with input unread would reset the connection, and the reset
 /// could destroy the last frames (a `GOAWAY` that says why) before the peer reads them.
-async fn linger<T: Transport>(io: &mut T) {
+pub(super) async fn linger<T: Transport>(io: &mut T) {
     let deadline = Instant::now() + LINGER_TIME;
     if !matches!(timeout_at(deadline, io.shutdown()).await, Ok(Ok(()))) {
         return;

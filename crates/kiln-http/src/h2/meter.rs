@@ -36,6 +36,11 @@ impl Meter {
         self.payload.set(self.payload.get() + n as u64);
     }
 
+    /// Counts bytes read from the peer.
+    pub(super) fn read(&self, n: usize) {
+        self.read.set(self.read.get() + n as u64);
+    }
+
     /// Whether the peer has sent far more than its requests account for.
     pub(super) fn flooded(&self) -> bool {
         self.read.get() / OVERHEAD_RATIO > self.payload.get() + OVERHEAD_ALLOWANCE

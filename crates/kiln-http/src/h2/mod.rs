@@ -12,12 +12,47 @@
 
 mod conn;
 mod encode;
+mod engine;
+mod fields;
+mod frame;
 mod meter;
 mod preface;
 mod request;
+mod response_head;
 mod send;
 mod shared;
 mod stream;
 
-pub(crate) use conn::serve;
+use std::net::SocketAddr;
+use std::rc::Rc;
+use std::sync::OnceLock;
+
 pub(crate) use preface::{Wire, refuse, sniff};
+
+use crate::service::Service;
+use crate::transport::Transport;
+use crate::worker::Worker;
+
+/// Whether connections go to kiln's own engine ([`engine`]) rather than the `h2`
+/// crate's ([`conn`]): `KILN_H2_ENGINE=own`, read once. Off by default until the own
+/// engine passes everything the `h2` one does.
+fn own_engine() -> bool {
+    static OWN: OnceLock<bool> = OnceLock::new();
+    *OWN.get_or_init(|| std::env::var_os("KILN_H2_ENGINE").is_some_and(|v| v == "own"))
+}
+
+/// Serves one HTTP/2 connection (its preface not yet read) until it closes.
+/// `slot` is the one `Worker::open_connection` gave it; it is closed here.
+pub(crate) async fn serve<S: Service, T: Transport>(
+    io: T,
+    peer: SocketAddr,
+    service: Rc<S>,
+    worker: Rc<Worker>,
+    slot: usize,
+) {
+    if own_engine() {
+        engine::serve(io, peer, service, worker, slot).await
+    } else {
+        conn::serve(io, peer, service, worker, slot).await
+    }
+}

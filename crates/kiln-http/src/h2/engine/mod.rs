@@ -1,0 +1,46 @@
+//! kiln's own HTTP/2 engine (RFC 9113): frames parsed straight from the connection's
+//! read buffer ([`recv`]), one task per connection, its streams in a small slab
+//! ([`stream`], [`state`]), responses and their bodies written straight into one write
+//! buffer under the flow-control windows ([`send`]), and one loop that reads, calls
+//! the service for every request made whole and writes each batch with one system
+//! call ([`conn`]). HPACK decoding is `loona-hpack`'s; the encoder is
+//! [`response_head`](super::response_head)'s, which keeps no table.
+
+mod conn;
+mod recv;
+mod send;
+pub(crate) mod state;
+mod stream;
+
+use std::net::SocketAddr;
+use std::rc::Rc;
+
+use crate::service::Service;
+use crate::transport::Transport;
+use crate::worker::Worker;
+
+/// Serves one HTTP/2 connection (its preface not yet read) until it closes.
+/// `slot` is the one `Worker::open_connection` gave it; it is closed here.
+pub(crate) async fn serve<S: Service, T: Transport>(
+    io: T,
+    peer: SocketAddr,
+    service: Rc<S>,
+    worker: Rc<Worker>,
+    slot: usize,
+) {
+    let hsts = io.hsts().map(Box::from);
+    let mut conn = conn::Conn {
+        io,
+        service: &*service,
+        worker: &worker,
+        peer,
+        hsts,
+        slot,
+        state: state::State::new(&worker.limits),
+        read: Vec::new(),
+        to_call: Vec::new(),
+    };
+    conn.run().await;
+    super::conn::linger(&mut conn.io).await;
+    worker.close_connection(slot);
+}
