@@ -73,6 +73,7 @@ impl<'a, S: Service, T: Transport> Conn<'a, S, T> {
         let mut write_stalled_since: Option<Instant> = None;
         let mut closing_since: Option<Instant> = None;
         let mut idle_since = Some(worker.coarse_now());
+        let mut seen_last_id = 0;
         poll_fn(|cx| {
             let mut budget = BYTES_PER_TURN;
             loop {
@@ -122,9 +123,16 @@ impl<'a, S: Service, T: Transport> Conn<'a, S, T> {
                 {
                     self.state.goaway(Code::NO_ERROR);
                 }
-                // 6. Write.
+                // 6. Write. A full buffer stopped the bodies: once it is out, they go on.
+                let full = self.state.out.len() >= OUT_HIGH;
                 match self.flush(cx) {
-                    Poll::Ready(Ok(())) => write_stalled_since = None,
+                    Poll::Ready(Ok(())) => {
+                        write_stalled_since = None;
+                        if full {
+                            budget = budget.saturating_sub(OUT_HIGH);
+                            progressed = true;
+                        }
+                    }
                     Poll::Ready(Err(_)) => return Poll::Ready(()),
                     Poll::Pending => {
                         write_stalled_since.get_or_insert_with(|| worker.coarse_now());
@@ -149,7 +157,11 @@ impl<'a, S: Service, T: Transport> Conn<'a, S, T> {
                     return Poll::Ready(());
                 }
                 let now = worker.coarse_now();
-                if busy || !self.state.out.is_empty() {
+                // Idle: no stream open or opened since the last look. Control frames
+                // (a PING each second) do not keep a connection from idling out.
+                let opened = self.state.last_id != seen_last_id;
+                seen_last_id = self.state.last_id;
+                if busy || opened {
                     idle_since = None;
                 } else if idle_since.is_none() {
                     idle_since = Some(now);
@@ -190,6 +202,7 @@ impl<'a, S: Service, T: Transport> Conn<'a, S, T> {
             }
         })
         .await;
+        self.state.close(worker);
     }
 
     /// Reads what the socket has into the read buffer: `Ready(Ok(0))` at its end.

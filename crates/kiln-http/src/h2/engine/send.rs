@@ -122,6 +122,11 @@ impl State {
             let room = self.send_window.min(stream.send_window).min(self.peer_max_frame as i64).max(0) as usize;
             let Phase::Sending(out) = &mut stream.phase else { return };
             let id = stream.id;
+            // Nothing goes through a shut window, not even an empty frame; a streamed
+            // body's end is the one frame that needs no room.
+            if room == 0 && !matches!(out, Out::Stream { chunk, .. } if chunk.is_empty()) {
+                return;
+            }
             // (bytes sent, the body is done)
             let (sent, done) = match out {
                 Out::Buffer { at } => {
@@ -171,21 +176,22 @@ impl State {
                 }
                 Out::Stream { body, chunk } => {
                     if chunk.is_empty() {
+                        // The next chunk is asked for only once there is room for it,
+                        // so a reader that takes nothing stops the producer.
                         if room == 0 {
-                            (0, false)
-                        } else {
-                            match body.as_mut().poll_next(cx) {
-                                Poll::Ready(Some(Ok(next))) => {
-                                    *chunk = next;
-                                    continue;
-                                }
-                                Poll::Ready(None) => {
-                                    frame::put_data(&mut self.out, id, &[], true);
-                                    (0, true)
-                                }
-                                Poll::Ready(Some(Err(_))) => return self.fail(index, Code::INTERNAL_ERROR, worker),
-                                Poll::Pending => return,
+                            return;
+                        }
+                        match body.as_mut().poll_next(cx) {
+                            Poll::Ready(Some(Ok(next))) => {
+                                *chunk = next;
+                                continue;
                             }
+                            Poll::Ready(None) => {
+                                frame::put_data(&mut self.out, id, &[], true);
+                                (0, true)
+                            }
+                            Poll::Ready(Some(Err(_))) => return self.fail(index, Code::INTERNAL_ERROR, worker),
+                            Poll::Pending => return,
                         }
                     } else {
                         let n = chunk.len().min(room);

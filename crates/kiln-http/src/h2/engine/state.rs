@@ -154,6 +154,13 @@ impl State {
         worker.release(std::mem::take(&mut stream.bufs));
     }
 
+    /// Gives every stream's buffers and budget back, the connection closing.
+    pub(crate) fn close(&mut self, worker: &Worker) {
+        while !self.streams.is_empty() {
+            self.remove(self.streams.len() - 1, Closed::ByUs, worker);
+        }
+    }
+
     /// Resets stream `id` for an error of its own (§5.4.2); too many such errors from
     /// one peer are a connection error.
     pub(crate) fn stream_error(&mut self, id: u32, code: Code, worker: &Worker) -> Result<(), Code> {
