@@ -27,6 +27,8 @@ use std::net::SocketAddr;
 use std::rc::Rc;
 use std::sync::OnceLock;
 
+#[cfg(feature = "fuzzing")]
+pub(crate) use engine::fuzz::frames as fuzz_frames;
 pub(crate) use preface::{Wire, refuse, sniff};
 
 use crate::service::Service;

@@ -7,6 +7,8 @@
 //! [`response_head`](super::response_head)'s, which keeps no table.
 
 mod conn;
+#[cfg(any(test, feature = "fuzzing"))]
+pub(crate) mod fuzz;
 mod recv;
 mod send;
 pub(crate) mod state;
