@@ -1,4 +1,4 @@
-//! A request's header block (RFC 9113 §8.2, §8.3) decoded by `loona-hpack` straight
+//! A request's header block (RFC 9113 §8.2, §8.3) decoded ([`hpack`](super::hpack)) straight
 //! into the stream's request buffer: method, target and fields written one after the
 //! other, and a [`Head`] of ranges over them, the same view an HTTP/1.1 request gives
 //! of its read buffer. `:authority` reads as `host` (§8.3.1, a `host` field then left
@@ -6,7 +6,7 @@
 
 use std::ops::Range;
 
-use loona_hpack::Decoder;
+use super::hpack::Decoder;
 
 use crate::head::{Head, HeaderSpan, Version};
 
@@ -65,7 +65,7 @@ struct Build<'a> {
 
 /// Decodes a request's header block into `buf` and `head`.
 pub(crate) fn request(
-    decoder: &mut Decoder<'static>,
+    decoder: &mut Decoder,
     block: &[u8],
     buf: &mut Vec<u8>,
     head: &mut Head,
@@ -89,13 +89,13 @@ pub(crate) fn request(
         facts: Facts::default(),
         trailers: false,
     };
-    decoder.decode_with_cb(block, |name, value| b.field(&name, &value)).map_err(|_| Bad::Compression)?;
+    decoder.decode(block, |name, value| b.field(name, value)).map_err(|_| Bad::Compression)?;
     b.finish()
 }
 
 /// Decodes a trailer block (§8.1): checked like any block, its fields then dropped
 /// (the service sees the body, not trailers).
-pub(crate) fn trailers(decoder: &mut Decoder<'static>, block: &[u8], bounds: Bounds) -> Result<(), Bad> {
+pub(crate) fn trailers(decoder: &mut Decoder, block: &[u8], bounds: Bounds) -> Result<(), Bad> {
     let (mut buf, mut head) = (Vec::new(), Head::default());
     let mut b = Build {
         buf: &mut buf,
@@ -112,7 +112,7 @@ pub(crate) fn trailers(decoder: &mut Decoder<'static>, block: &[u8], bounds: Bou
         facts: Facts::default(),
         trailers: true,
     };
-    decoder.decode_with_cb(block, |name, value| b.field(&name, &value)).map_err(|_| Bad::Compression)?;
+    decoder.decode(block, |name, value| b.field(name, value)).map_err(|_| Bad::Compression)?;
     b.bad.map_or(Ok(()), Err)
 }
 
@@ -271,7 +271,7 @@ mod tests {
     fn decode(fields: &[(&[u8], &[u8])]) -> Result<(Vec<u8>, Head, Facts), Bad> {
         let block = Encoder::new().encode(fields.iter().copied());
         let (mut buf, mut head) = (Vec::new(), Head::default());
-        let facts = request(&mut Decoder::new(), &block, &mut buf, &mut head, BOUNDS)?;
+        let facts = request(&mut Decoder::new(4096), &block, &mut buf, &mut head, BOUNDS)?;
         Ok((buf, head, facts))
     }
 

@@ -15,6 +15,7 @@ mod encode;
 mod engine;
 mod fields;
 mod frame;
+mod hpack;
 mod meter;
 mod preface;
 mod request;

@@ -4,11 +4,10 @@
 //! frames and [`send`](super::send) drains responses into it, so the fuzz target drives
 //! it as the connection loop does.
 
-use loona_hpack::Decoder;
-
 use super::stream::{Closed, ClosedRing, Stream};
 use crate::config::Limits;
 use crate::h2::fields::Bounds;
+use crate::h2::hpack::Decoder;
 use crate::h2::frame::{self, Code, DEFAULT_MAX_FRAME, DEFAULT_WINDOW};
 use crate::h2::meter::Meter;
 use crate::worker::Worker;
@@ -31,7 +30,7 @@ pub(crate) struct Block {
 pub(crate) struct State {
     /// Frames to write, appended as they are made; one write sends them all.
     pub(crate) out: Vec<u8>,
-    pub(crate) decoder: Decoder<'static>,
+    pub(crate) decoder: Decoder,
     pub(crate) streams: Vec<Stream>,
     pub(crate) closed: ClosedRing,
     pub(crate) block: Option<Block>,
@@ -98,8 +97,7 @@ impl State {
     /// queued (the server preface, §3.4).
     pub(crate) fn new(limits: &Limits) -> Self {
         let limits = Settings::new(limits);
-        let mut decoder = Decoder::new();
-        decoder.set_max_allowed_table_size(TABLE_SIZE);
+        let decoder = Decoder::new(TABLE_SIZE);
         let mut out = Vec::with_capacity(64);
         frame::put_settings(
             &mut out,
