@@ -8,7 +8,7 @@
 set -euo pipefail
 engine=$1; port=$2; n=$3; path=$4; label=$5; shift 5
 KILN_H2_ENGINE=$engine valgrind --tool=callgrind --callgrind-out-file=/tmp/cg.$label.$n.out \
-    target/release/examples/pong 127.0.0.1:$port 1 >/dev/null 2>/tmp/cg.$label.$n.err &
+    "${PONG:-target/release/examples/pong}" 127.0.0.1:$port 1 >/dev/null 2>/tmp/cg.$label.$n.err &
 pid=$!
 for _ in $(seq 1 150); do
     sleep 0.2

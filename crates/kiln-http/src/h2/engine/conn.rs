@@ -34,10 +34,8 @@ const READ_ROOM: usize = 16 * 1024 + 9;
 /// Frames applied in one turn before the connection lets the worker's others run.
 const BYTES_PER_TURN: usize = 256 * 1024;
 
-const BODY_TIMEOUT: Rejection = Rejection {
-    status: http::StatusCode::REQUEST_TIMEOUT,
-    reason: "request body not received in time",
-};
+const BODY_TIMEOUT: Rejection =
+    Rejection { status: http::StatusCode::REQUEST_TIMEOUT, reason: "request body not received in time" };
 
 /// Everything one connection's loop owns.
 pub(super) struct Conn<'a, S, T> {
@@ -169,7 +167,11 @@ impl<'a, S: Service, T: Transport> Conn<'a, S, T> {
                 }
                 let mut deadline = self.deadlines(now);
                 if let Some(since) = idle_since {
-                    let limit = if self.state.settings_seen { worker.limits.idle_timeout } else { worker.limits.header_timeout };
+                    let limit = if self.state.settings_seen {
+                        worker.limits.idle_timeout
+                    } else {
+                        worker.limits.header_timeout
+                    };
                     deadline = deadline.min(since + limit);
                 }
                 if let Some(since) = write_stalled_since {

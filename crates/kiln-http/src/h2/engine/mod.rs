@@ -16,6 +16,10 @@ mod stream;
 
 use std::net::SocketAddr;
 use std::rc::Rc;
+use std::time::Duration;
+
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::time::{Instant, timeout_at};
 
 use crate::service::Service;
 use crate::transport::Transport;
@@ -43,6 +47,29 @@ pub(crate) async fn serve<S: Service, T: Transport>(
         to_call: Vec::new(),
     };
     conn.run().await;
-    super::conn::linger(&mut conn.io).await;
+    linger(&mut conn.io).await;
     worker.close_connection(slot);
+}
+
+/// How long a closed connection's input is still read away (see [`linger`]).
+const LINGER_TIME: Duration = Duration::from_secs(2);
+/// Most input read away from a closed connection.
+const LINGER_BYTES: usize = 256 * 1024;
+
+/// Closes the write side, then reads and discards what the peer still sends for a
+/// bounded time: closing with input unread would reset the connection, and the reset
+/// could destroy the last frames (a `GOAWAY` that says why) before the peer reads them.
+async fn linger<T: Transport>(io: &mut T) {
+    let deadline = Instant::now() + LINGER_TIME;
+    if !matches!(timeout_at(deadline, io.shutdown()).await, Ok(Ok(()))) {
+        return;
+    }
+    let mut scratch = vec![0u8; 4096];
+    let mut discarded = 0;
+    while discarded < LINGER_BYTES {
+        match timeout_at(deadline, io.read(&mut scratch)).await {
+            Ok(Ok(n)) if n > 0 => discarded += n,
+            _ => return,
+        }
+    }
 }

@@ -195,7 +195,11 @@ impl State {
         } else if head.stream <= self.last_id {
             // §5.1.1: a new stream's identifier must exceed every earlier one; a
             // closed stream cannot be reopened (§5.1).
-            return Err(if self.closed.find(head.stream).is_some() { Code::STREAM_CLOSED } else { Code::PROTOCOL_ERROR });
+            return Err(if self.closed.find(head.stream).is_some() {
+                Code::STREAM_CLOSED
+            } else {
+                Code::PROTOCOL_ERROR
+            });
         }
         let end_stream = head.has(flag::END_STREAM);
         if head.has(flag::END_HEADERS) {

@@ -26,7 +26,8 @@ const FILE_PIECE: usize = 64 * 1024;
 /// The write buffer past which no more body is added until it is written out.
 pub(crate) const OUT_HIGH: usize = 256 * 1024;
 
-const OVER_BUDGET: (StatusCode, &str) = (StatusCode::SERVICE_UNAVAILABLE, "server busy: too much buffered, retry later");
+const OVER_BUDGET: (StatusCode, &str) =
+    (StatusCode::SERVICE_UNAVAILABLE, "server busy: too much buffered, retry later");
 const NO_INTERIM: (StatusCode, &str) =
     (StatusCode::INTERNAL_SERVER_ERROR, "an interim response cannot end an HTTP/2 stream");
 

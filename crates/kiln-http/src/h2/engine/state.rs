@@ -7,8 +7,8 @@
 use super::stream::{Closed, ClosedRing, Stream};
 use crate::config::Limits;
 use crate::h2::fields::Bounds;
-use crate::h2::hpack::Decoder;
 use crate::h2::frame::{self, Code, DEFAULT_MAX_FRAME, DEFAULT_WINDOW};
+use crate::h2::hpack::Decoder;
 use crate::h2::meter::Meter;
 use crate::worker::Worker;
 

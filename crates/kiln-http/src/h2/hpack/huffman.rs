@@ -34,7 +34,8 @@ fn table() -> &'static Table {
             let (len, code) = ENCODE_TABLE[s as usize];
             (len, code)
         });
-        let mut t = Table { first: [0; MAX_LEN + 1], count: [0; MAX_LEN + 1], offset: [0; MAX_LEN + 1], symbols: [0; 257] };
+        let mut t =
+            Table { first: [0; MAX_LEN + 1], count: [0; MAX_LEN + 1], offset: [0; MAX_LEN + 1], symbols: [0; 257] };
         for (i, &s) in order.iter().enumerate() {
             let (len, code) = ENCODE_TABLE[s as usize];
             let len = len as usize;
@@ -110,7 +111,10 @@ mod tests {
         assert_eq!(decode(&good, &mut out), Ok(()));
         assert_eq!(out, b"www.example.com");
         // Padding of eight ones: longer than 7 bits.
-        assert_eq!(decode(&[0xf1, 0xe3, 0xc2, 0xe5, 0xf2, 0x3a, 0x6b, 0xa0, 0xab, 0x90, 0xf4, 0xff, 0xff], &mut out), Err(Invalid));
+        assert_eq!(
+            decode(&[0xf1, 0xe3, 0xc2, 0xe5, 0xf2, 0x3a, 0x6b, 0xa0, 0xab, 0x90, 0xf4, 0xff, 0xff], &mut out),
+            Err(Invalid)
+        );
         // 'a' (00011) padded with zeros.
         assert_eq!(decode(&[0b0001_1000], &mut out), Err(Invalid));
         // EOS (thirty ones) inside the string.

@@ -137,7 +137,9 @@ fn integer(b: &[u8], prefix: u32) -> Result<(usize, usize), Invalid> {
 mod tests {
     use super::*;
 
-    fn decoded(decoder: &mut Decoder, block: &[u8]) -> Result<Vec<(Vec<u8>, Vec<u8>)>, Invalid> {
+    type Fields = Vec<(Vec<u8>, Vec<u8>)>;
+
+    fn decoded(decoder: &mut Decoder, block: &[u8]) -> Result<Fields, Invalid> {
         let mut fields = Vec::new();
         decoder.decode(block, |n, v| fields.push((n.to_vec(), v.to_vec())))?;
         Ok(fields)
@@ -156,7 +158,7 @@ mod tests {
         for fields in requests {
             let block = encoder.encode(fields.iter().copied());
             let got = decoded(&mut decoder, &block).unwrap();
-            let want: Vec<(Vec<u8>, Vec<u8>)> = fields.iter().map(|(n, v)| (n.to_vec(), v.to_vec())).collect();
+            let want: Fields = fields.iter().map(|(n, v)| (n.to_vec(), v.to_vec())).collect();
             assert_eq!(got, want);
         }
     }
@@ -164,9 +166,8 @@ mod tests {
     #[test]
     fn rfc_7541_c_4_requests_with_huffman_decode() {
         let mut decoder = Decoder::new(4096);
-        let first = [
-            0x82, 0x86, 0x84, 0x41, 0x8c, 0xf1, 0xe3, 0xc2, 0xe5, 0xf2, 0x3a, 0x6b, 0xa0, 0xab, 0x90, 0xf4, 0xff,
-        ];
+        let first =
+            [0x82, 0x86, 0x84, 0x41, 0x8c, 0xf1, 0xe3, 0xc2, 0xe5, 0xf2, 0x3a, 0x6b, 0xa0, 0xab, 0x90, 0xf4, 0xff];
         let fields = decoded(&mut decoder, &first).unwrap();
         assert_eq!(fields[3], (b":authority".to_vec(), b"www.example.com".to_vec()));
         // C.4.2: the authority is now entry 62.
@@ -181,7 +182,14 @@ mod tests {
         let mut decoder = Decoder::new(4096);
         // Index 0, an index past the tables, a size update past the setting or after a
         // field, a string running past the block, an endless integer.
-        for block in [&[0x80][..], &[0xbe], &[0x3f, 0xe2, 0x1f], &[0x82, 0x20], &[0x00, 0x05, b'a'], &[0xff, 0xff, 0xff, 0xff, 0xff, 0xff]] {
+        for block in [
+            &[0x80][..],
+            &[0xbe],
+            &[0x3f, 0xe2, 0x1f],
+            &[0x82, 0x20],
+            &[0x00, 0x05, b'a'],
+            &[0xff, 0xff, 0xff, 0xff, 0xff, 0xff],
+        ] {
             assert_eq!(decoded(&mut decoder, block), Err(Invalid), "{block:x?}");
         }
         assert!(decoded(&mut decoder, &[0x20, 0x82]).is_ok());

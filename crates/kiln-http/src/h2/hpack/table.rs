@@ -74,9 +74,12 @@ const STATIC: [(&[u8], &[u8]); 61] = [
 /// What an entry costs beyond its bytes (§4.1).
 const ENTRY_OVERHEAD: usize = 32;
 
+/// A dynamic table entry: name and value.
+type Entry = (Box<[u8]>, Box<[u8]>);
+
 /// One connection's dynamic table.
 pub(super) struct DynamicTable {
-    entries: VecDeque<(Box<[u8]>, Box<[u8]>)>,
+    entries: VecDeque<Entry>,
     size: usize,
     max_size: usize,
     allowed: usize,
