@@ -179,12 +179,15 @@ impl State {
             return Err(Code::PROTOCOL_ERROR);
         }
         let mut block = frame::unpad(&head, payload)?;
+        let mut self_dependent = false;
         if head.has(flag::PRIORITY) {
             let Some(dependency) = frame::priority_dependency(block) else { return Err(Code::FRAME_SIZE_ERROR) };
             block = &block[5..];
-            // §5.3.1: "A stream cannot depend on itself."
-            if dependency == head.stream {
-                return self.stream_error(head.stream, Code::PROTOCOL_ERROR, worker);
+            // §5.3.1: "A stream cannot depend on itself." The block is still decoded:
+            // the HPACK state is the connection's.
+            self_dependent = dependency == head.stream;
+            if self_dependent && !head.has(flag::END_HEADERS) {
+                return Err(Code::PROTOCOL_ERROR);
             }
         }
         if let Some(index) = self.find(head.stream) {
@@ -203,7 +206,11 @@ impl State {
         }
         let end_stream = head.has(flag::END_STREAM);
         if head.has(flag::END_HEADERS) {
-            return self.header_block(head.stream, end_stream, block, worker);
+            self.header_block(head.stream, end_stream, block, worker)?;
+            if self_dependent && self.find(head.stream).is_some() {
+                return self.stream_error(head.stream, Code::PROTOCOL_ERROR, worker);
+            }
+            return Ok(());
         }
         if block.len() > self.limits.max_block {
             return Err(Code::ENHANCE_YOUR_CALM);
@@ -398,5 +405,41 @@ impl State {
             stream.deadline = None;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn opened(worker: &Worker) -> State {
+        let mut state = State::new(&worker.limits);
+        let mut input = PREFACE.to_vec();
+        frame::put_settings(&mut input, &[]);
+        assert_eq!(state.receive(&input, worker), Ok(input.len()));
+        state.out.clear();
+        state
+    }
+
+    #[test]
+    fn a_stream_depending_on_itself_is_reset_and_its_block_still_indexed() {
+        let worker = Worker::new(crate::config::Limits::default());
+        let mut state = opened(&worker);
+        // Stream 1 depends on itself and puts `:path /x` into the dynamic table (62).
+        let mut block = vec![0, 0, 0, 1, 16, 0x82, 0x86, 0x44, 2, b'/', b'x'];
+        let mut input = Vec::new();
+        frame::put_head(&mut input, block.len(), kind::HEADERS, 0x25, 1);
+        input.append(&mut block);
+        // Stream 3 names the entry.
+        let block = [0x82, 0x86, 0xbe];
+        frame::put_head(&mut input, block.len(), kind::HEADERS, 0x05, 3);
+        input.extend_from_slice(&block);
+        assert_eq!(state.receive(&input, &worker), Ok(input.len()));
+        let rst = Head::parse(&state.out).unwrap();
+        assert_eq!((rst.kind, rst.stream), (kind::RST_STREAM, 1));
+        let stream = &state.streams[state.find(3).expect("stream 3 open")];
+        let b = &*stream.bufs;
+        assert_eq!(&b.read[b.head.target.start as usize..b.head.target.end as usize], b"/x");
+        assert!(stream.ready);
     }
 }
