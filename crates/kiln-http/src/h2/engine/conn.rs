@@ -123,6 +123,7 @@ impl<'a, S: Service, T: Transport> Conn<'a, S, T> {
                 }
                 // 6. Write. A full buffer stopped the bodies: once it is out, they go on.
                 let full = self.state.out.len() >= OUT_HIGH;
+                let queued = self.state.out.len();
                 match self.flush(cx) {
                     Poll::Ready(Ok(())) => {
                         write_stalled_since = None;
@@ -132,6 +133,9 @@ impl<'a, S: Service, T: Transport> Conn<'a, S, T> {
                         }
                     }
                     Poll::Ready(Err(_)) => return Poll::Ready(()),
+                    // A slow reader is served to the end; one that takes nothing for
+                    // the body timeout is dropped (as HTTP/1.1's writes are).
+                    Poll::Pending if self.state.out.len() < queued => write_stalled_since = Some(worker.coarse_now()),
                     Poll::Pending => {
                         write_stalled_since.get_or_insert_with(|| worker.coarse_now());
                     }
