@@ -1,12 +1,13 @@
 //! kiln's own HTTP/2 engine (RFC 9113): frames parsed straight from the connection's
-//! read buffer ([`recv`]), one task per connection, its streams in a small slab
+//! read buffer ([`recv`], [`control`]), one task per connection, its streams in a small slab
 //! ([`stream`], [`state`]), responses and their bodies written straight into one write
 //! buffer under the flow-control windows ([`send`]), and one loop that reads, calls
 //! the service for every request made whole and writes each batch with one system
-//! call ([`conn`]). HPACK decoding is `loona-hpack`'s; the encoder is
+//! call ([`conn`]). HPACK decoding is [`hpack`](super::hpack)'s; the encoder is
 //! [`response_head`](super::response_head)'s, which keeps no table.
 
 mod conn;
+mod control;
 #[cfg(any(test, feature = "fuzzing"))]
 pub(crate) mod fuzz;
 mod recv;
