@@ -48,6 +48,14 @@ pub fn decode_chunked(data: &[u8], split: usize) {
     }
 }
 
+/// Feeds `data` to kiln's own HTTP/2 frame layer as what a client sends after its
+/// preface, in two pieces split at `split`, answering every request made whole; checks
+/// that what comes back is a sequence of well-formed frames and that every stream's
+/// buffering budget is given back.
+pub fn h2_frames(data: &[u8], split: usize) {
+    crate::h2::fuzz_frames(data, split);
+}
+
 /// Serves `data` as the bytes a client sends on one connection (then half-closes), with
 /// the real connection engine over a loopback socket, and checks what comes back: a
 /// sequence of well-formed HTTP/1.1 responses, never more final responses than the

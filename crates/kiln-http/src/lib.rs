@@ -22,7 +22,7 @@
 //! - Behind a load balancer: the PROXY protocol (v1 and v2) and forwarded headers from
 //!   [trusted proxies](TrustedProxies) only, and a [`Readiness`] that turns to
 //!   "draining" for a drain delay before SIGTERM stops accepting.
-//! - HTTP/2 (RFC 9113) on the `h2` crate: h2 by ALPN over TLS, h2c with prior knowledge
+//! - HTTP/2 (RFC 9113) on an engine of its own: h2 by ALPN over TLS, h2c with prior knowledge
 //!   on the plain port (told from HTTP/1.1 by its preface); a connection's streams are
 //!   served inside its own task with the same [`Request`] and [`Response`] as HTTP/1.1;
 //!   named limits (`Limits::h2_*`), a graceful `GOAWAY` on shutdown and at the request

@@ -154,7 +154,7 @@ impl Worker {
     }
 
     /// Bytes held now, for the fuzz target's check that every byte is given back.
-    #[cfg(feature = "fuzzing")]
+    #[cfg(any(test, feature = "fuzzing"))]
     pub(crate) fn buffered(&self) -> usize {
         self.buffered.get()
     }

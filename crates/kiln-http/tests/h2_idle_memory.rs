@@ -40,8 +40,10 @@ fn an_idle_h2_connection_after_a_request_costs_little() {
         .collect();
     std::thread::sleep(Duration::from_millis(500));
     let per_connection = support::resident_bytes().saturating_sub(before) / CONNECTIONS;
-    // About 26 KiB here, most of it the `h2` crate's own: its write buffer, the read
-    // codec's buffer and the HPACK tables stay for the connection's life.
-    assert!(per_connection <= 40 * 1024, "{per_connection} bytes per idle HTTP/2 connection");
+    eprintln!("{per_connection} bytes per idle HTTP/2 connection");
+    // About 26 KiB when HTTP/2 ran on the `h2` crate, whose write buffer, read codec buffer and HPACK
+    // tables stayed for the connection's life; kiln's own engine hands its read and
+    // write buffers back while idle and keeps only the HPACK table the peer filled.
+    assert!(per_connection <= 16 * 1024, "{per_connection} bytes per idle HTTP/2 connection");
     drop(idle);
 }

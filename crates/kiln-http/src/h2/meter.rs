@@ -1,8 +1,8 @@
 //! What an HTTP/2 peer sends, weighed against what it asks for.
 //!
 //! Most floods cost the attacker bytes that carry no request: PING, SETTINGS,
-//! WINDOW_UPDATE, PRIORITY, empty or padded frames. The `h2` crate answers each as the
-//! protocol says, so the connection counts every byte read ([`Metered`]) and every byte
+//! WINDOW_UPDATE, PRIORITY, empty or padded frames. The engine answers each as the
+//! protocol says, so the connection counts every byte read and every byte
 //! the peer asked for (request heads as decoded, request bodies, and response bodies,
 //! whose flow control the peer pays for in WINDOW_UPDATEs), and a peer whose bytes
 //! outweigh its requests many times over is sent `GOAWAY(ENHANCE_YOUR_CALM)`. The same
@@ -10,12 +10,6 @@
 //! never comes near it.
 
 use std::cell::Cell;
-use std::io::{self, IoSlice};
-use std::pin::Pin;
-use std::rc::Rc;
-use std::task::{Context, Poll};
-
-use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 
 /// Bytes a connection may read beyond [`OVERHEAD_RATIO`] times its requests' bytes: the
 /// preface, settings and the flow control of a long download fit many times over.
@@ -36,51 +30,14 @@ impl Meter {
         self.payload.set(self.payload.get() + n as u64);
     }
 
+    /// Counts bytes read from the peer.
+    pub(super) fn read(&self, n: usize) {
+        self.read.set(self.read.get() + n as u64);
+    }
+
     /// Whether the peer has sent far more than its requests account for.
     pub(super) fn flooded(&self) -> bool {
         self.read.get() / OVERHEAD_RATIO > self.payload.get() + OVERHEAD_ALLOWANCE
-    }
-}
-
-/// A transport whose reads are counted into a [`Meter`].
-pub(super) struct Metered<T> {
-    pub(super) io: T,
-    pub(super) meter: Rc<Meter>,
-}
-
-impl<T: AsyncRead + Unpin> AsyncRead for Metered<T> {
-    fn poll_read(mut self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<io::Result<()>> {
-        let before = buf.filled().len();
-        let polled = Pin::new(&mut self.io).poll_read(cx, buf);
-        let read = &self.meter.read;
-        read.set(read.get() + (buf.filled().len() - before) as u64);
-        polled
-    }
-}
-
-impl<T: AsyncWrite + Unpin> AsyncWrite for Metered<T> {
-    fn poll_write(mut self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
-        Pin::new(&mut self.io).poll_write(cx, buf)
-    }
-
-    fn poll_write_vectored(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        bufs: &[IoSlice<'_>],
-    ) -> Poll<io::Result<usize>> {
-        Pin::new(&mut self.io).poll_write_vectored(cx, bufs)
-    }
-
-    fn is_write_vectored(&self) -> bool {
-        self.io.is_write_vectored()
-    }
-
-    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        Pin::new(&mut self.io).poll_flush(cx)
-    }
-
-    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        Pin::new(&mut self.io).poll_shutdown(cx)
     }
 }
 

@@ -1,0 +1,392 @@
+//! One HTTP/2 connection on kiln's own engine: one task, one loop. Each turn reads what
+//! the socket has, applies its frames, calls the service for every request made whole
+//! (all in this task: the calls that wait are polled here too), queues responses and
+//! what the windows allow of their bodies into the one write buffer, and writes it
+//! with one system call. Buffers are handed back while the connection idles.
+
+use std::future::{Future, poll_fn};
+use std::io;
+use std::net::SocketAddr;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use futures_util::StreamExt;
+use futures_util::stream::FuturesUnordered;
+use tokio::time::{Instant, Sleep, sleep_until};
+
+use super::send::OUT_HIGH;
+use super::state::State;
+use super::stream::Phase;
+use crate::h2::frame::Code;
+use crate::h2::response_head::Common;
+use crate::rejection::{Rejection, error_response};
+use crate::request::Request;
+use crate::service::{Service, call_caught};
+use crate::transport::Transport;
+use crate::worker::{Bufs, ConnBufs, Worker};
+
+/// How long a connection that has sent `GOAWAY` and has no stream left may take to
+/// close (the peer reading the last frames) before it is dropped.
+const CLOSE_WAIT: Duration = Duration::from_secs(2);
+/// Room kept free in the read buffer before a read: a whole largest frame.
+const READ_ROOM: usize = 16 * 1024 + 9;
+/// Frames applied in one turn before the connection lets the worker's others run.
+const BYTES_PER_TURN: usize = 256 * 1024;
+
+const BODY_TIMEOUT: Rejection =
+    Rejection { status: http::StatusCode::REQUEST_TIMEOUT, reason: "request body not received in time" };
+
+/// Everything one connection's loop owns.
+pub(super) struct Conn<'a, S, T> {
+    pub(super) io: T,
+    pub(super) service: &'a S,
+    pub(super) worker: &'a Worker,
+    pub(super) peer: SocketAddr,
+    pub(super) hsts: Option<Box<[u8]>>,
+    pub(super) slot: usize,
+    pub(super) state: State,
+    pub(super) read: Vec<u8>,
+    /// Requests made whole this turn, to be called.
+    pub(super) to_call: Vec<(Bufs, u32)>,
+}
+
+/// A service call under way: the stream it answers, its buffers, whether it finished
+/// without a panic.
+async fn call<S: Service>(service: &S, mut bufs: Bufs, peer: SocketAddr, id: u32) -> (u32, Bufs, bool) {
+    let ConnBufs { read, head, chunked_body, res, .. } = &mut *bufs;
+    res.clear();
+    let req = Request { buf: read, head, body: chunked_body, peer };
+    let ok = call_caught(service, req, res).await;
+    (id, bufs, ok)
+}
+
+impl<'a, S: Service, T: Transport> Conn<'a, S, T> {
+    /// Runs the connection until it closes.
+    pub(super) async fn run(&mut self) {
+        let worker = self.worker;
+        let mut calls = FuturesUnordered::new();
+        let mut timer: Pin<Box<Sleep>> = Box::pin(sleep_until(worker.coarse_now() + worker.limits.header_timeout));
+        let mut read_closed = false;
+        let mut write_stalled_since: Option<Instant> = None;
+        let mut closing_since: Option<Instant> = None;
+        let mut idle_since = Some(worker.coarse_now());
+        let mut seen_last_id = 0;
+        poll_fn(|cx| {
+            let mut budget = BYTES_PER_TURN;
+            loop {
+                // 1. Read and apply frames, unless the write side is backed up: a peer
+                //    that reads nothing cannot make the server queue without end.
+                let mut progressed = false;
+                if !read_closed && self.state.out.len() < OUT_HIGH && budget > 0 {
+                    match self.fill(cx) {
+                        Poll::Ready(Ok(0)) => read_closed = true,
+                        Poll::Ready(Ok(n)) => {
+                            budget = budget.saturating_sub(n);
+                            progressed = true;
+                        }
+                        Poll::Ready(Err(_)) => return Poll::Ready(()),
+                        Poll::Pending => {}
+                    }
+                    if !self.read.is_empty() && !self.state.fatal {
+                        match self.state.receive(&self.read, worker) {
+                            Ok(used) => {
+                                self.read.drain(..used);
+                            }
+                            Err(code) => {
+                                self.read.clear();
+                                read_closed = true;
+                                self.state.goaway(code);
+                                self.state.fatal = true;
+                            }
+                        }
+                    }
+                }
+                // 2. Early hints for new streams, then calls for requests made whole.
+                self.start_calls(cx);
+                for (bufs, id) in self.to_call.drain(..) {
+                    calls.push(call(self.service, bufs, self.peer, id));
+                }
+                // 3. Answers from calls that finished.
+                while let Poll::Ready(Some((id, bufs, ok))) = calls.poll_next_unpin(cx) {
+                    self.answer(id, bufs, ok, cx);
+                }
+                // 4. Bodies, as far as the windows allow.
+                self.state.pump(worker, cx);
+                // 5. Graceful ends: shutdown, the request cap, a response's close.
+                if !self.state.goaway_sent
+                    && (worker.shutting_down.get()
+                        || self.state.close_after
+                        || self.state.answered >= worker.limits.max_requests_per_connection)
+                {
+                    self.state.goaway(Code::NO_ERROR);
+                }
+                // 6. Write. A full buffer stopped the bodies: once it is out, they go on.
+                let full = self.state.out.len() >= OUT_HIGH;
+                let queued = self.state.out.len();
+                match self.flush(cx) {
+                    Poll::Ready(Ok(())) => {
+                        write_stalled_since = None;
+                        if full {
+                            budget = budget.saturating_sub(OUT_HIGH);
+                            progressed = true;
+                        }
+                    }
+                    Poll::Ready(Err(_)) => return Poll::Ready(()),
+                    // A slow reader is served to the end; one that takes nothing for
+                    // the body timeout is dropped (as HTTP/1.1's writes are).
+                    Poll::Pending if self.state.out.len() < queued => write_stalled_since = Some(worker.coarse_now()),
+                    Poll::Pending => {
+                        write_stalled_since.get_or_insert_with(|| worker.coarse_now());
+                    }
+                }
+                if progressed && budget > 0 {
+                    continue;
+                }
+                if progressed {
+                    // A busy peer: let the worker's other connections run.
+                    cx.waker().wake_by_ref();
+                }
+                // 7. The end, and the timer.
+                let busy = !self.state.streams.is_empty() || !calls.is_empty();
+                if self.state.goaway_sent || read_closed || self.state.peer_gone {
+                    closing_since.get_or_insert_with(Instant::now);
+                }
+                if (self.state.fatal || read_closed || self.state.goaway_sent || self.state.peer_gone)
+                    && !busy
+                    && self.state.out.is_empty()
+                {
+                    return Poll::Ready(());
+                }
+                let now = worker.coarse_now();
+                // Idle: no stream open or opened since the last look. Control frames
+                // (a PING each second) do not keep a connection from idling out.
+                let opened = self.state.last_id != seen_last_id;
+                seen_last_id = self.state.last_id;
+                if busy || opened {
+                    idle_since = None;
+                } else if idle_since.is_none() {
+                    idle_since = Some(now);
+                    self.give_back();
+                }
+                let mut deadline = self.deadlines(now);
+                if let Some(since) = idle_since {
+                    let limit = if self.state.settings_seen {
+                        worker.limits.idle_timeout
+                    } else {
+                        worker.limits.header_timeout
+                    };
+                    deadline = deadline.min(since + limit);
+                }
+                if let Some(since) = write_stalled_since {
+                    deadline = deadline.min(since + worker.limits.body_timeout);
+                }
+                if let Some(since) = closing_since.filter(|_| !busy || self.state.fatal) {
+                    deadline = deadline.min(since + CLOSE_WAIT);
+                }
+                if timer.deadline() != deadline {
+                    timer.as_mut().reset(deadline);
+                }
+                if timer.as_mut().poll(cx).is_ready() {
+                    let now = Instant::now();
+                    if write_stalled_since.is_some_and(|s| now >= s + worker.limits.body_timeout)
+                        || closing_since.is_some_and(|s| now >= s + CLOSE_WAIT && (!busy || self.state.fatal))
+                    {
+                        return Poll::Ready(());
+                    }
+                    if idle_since.is_some_and(|_| !busy) && !self.state.settings_seen {
+                        return Poll::Ready(());
+                    }
+                    if idle_since.is_some() && !busy {
+                        self.state.goaway(Code::NO_ERROR);
+                    }
+                    self.expire(now, cx);
+                    continue;
+                }
+                worker.park(self.slot, cx.waker());
+                return Poll::Pending;
+            }
+        })
+        .await;
+        self.state.close(worker);
+    }
+
+    /// Reads what the socket has into the read buffer: `Ready(Ok(0))` at its end.
+    fn fill(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<usize>> {
+        if self.read.capacity() - self.read.len() < READ_ROOM {
+            self.read.reserve(READ_ROOM);
+        }
+        loop {
+            match self.io.try_read_buf(&mut self.read) {
+                Ok(n) => {
+                    self.state.meter.read(n);
+                    return Poll::Ready(Ok(n));
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => match self.io.poll_read_ready(cx) {
+                    Poll::Ready(Ok(())) => continue,
+                    Poll::Ready(Err(e)) => return Poll::Ready(Err(e)),
+                    Poll::Pending => return Poll::Pending,
+                },
+                Err(e) => return Poll::Ready(Err(e)),
+            }
+        }
+    }
+
+    /// Writes the write buffer out as far as the socket takes it.
+    fn flush(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        let out = &mut self.state.out;
+        let mut written = 0;
+        while written < out.len() {
+            match Pin::new(&mut self.io).poll_write(cx, &out[written..]) {
+                Poll::Ready(Ok(0)) => return Poll::Ready(Err(io::ErrorKind::WriteZero.into())),
+                Poll::Ready(Ok(n)) => written += n,
+                Poll::Ready(Err(e)) => return Poll::Ready(Err(e)),
+                Poll::Pending => {
+                    out.drain(..written);
+                    return Poll::Pending;
+                }
+            }
+        }
+        out.clear();
+        if self.io.has_unsent() {
+            return Pin::new(&mut self.io).poll_flush(cx);
+        }
+        Poll::Ready(Ok(()))
+    }
+
+    /// Asks for early hints on new streams, and calls the service (or answers the
+    /// refusal) for every request made whole.
+    fn start_calls(&mut self, cx: &mut Context<'_>) {
+        let mut index = 0;
+        while index < self.state.streams.len() {
+            let stream = &mut self.state.streams[index];
+            if stream.recv_open && stream.deadline.is_none() {
+                stream.deadline = Some(self.worker.coarse_now() + self.worker.limits.body_timeout);
+            }
+            if stream.fresh {
+                stream.fresh = false;
+                let b = &*stream.bufs;
+                let req = Request { buf: &b.read, head: &b.head, body: b"", peer: self.peer };
+                if let Some(lines) = self.service.early_hints(&req) {
+                    let id = stream.id;
+                    self.state.early_hints(id, lines);
+                }
+            }
+            let stream = &mut self.state.streams[index];
+            if !stream.ready {
+                index += 1;
+                continue;
+            }
+            stream.ready = false;
+            stream.deadline = None;
+            if let Some(rejection) = stream.refused {
+                error_response(&mut stream.bufs.res, rejection.status, rejection.reason);
+                let before = self.state.streams.len();
+                self.respond(index, cx);
+                if self.state.streams.len() == before {
+                    index += 1;
+                }
+                continue;
+            }
+            stream.phase = Phase::Called;
+            let bufs = std::mem::take(&mut stream.bufs);
+            self.to_call.push((bufs, stream.id));
+            index += 1;
+        }
+    }
+
+    /// A finished call's answer: sent on its stream, or dropped if the stream is gone.
+    fn answer(&mut self, id: u32, mut bufs: Bufs, ok: bool, cx: &mut Context<'_>) {
+        let Some(index) = self.state.find(id) else {
+            self.worker.release(bufs);
+            return;
+        };
+        if !ok {
+            error_response(&mut bufs.res, http::StatusCode::INTERNAL_SERVER_ERROR, "internal server error");
+        }
+        self.state.streams[index].bufs = bufs;
+        self.respond(index, cx);
+    }
+
+    fn respond(&mut self, index: usize, cx: &mut Context<'_>) {
+        let date = self.worker.date();
+        let common = Common { date: &date, hsts: self.hsts.as_deref() };
+        self.state.respond(index, self.worker, &common, cx);
+    }
+
+    /// The earliest deadline of a stream: a body that must arrive, a window held shut.
+    fn deadlines(&mut self, now: Instant) -> Instant {
+        let stall = self.worker.limits.body_timeout;
+        let mut earliest = now + self.worker.limits.idle_timeout;
+        let conn_shut = self.state.send_window <= 0;
+        for stream in &mut self.state.streams {
+            if let Phase::Sending(_) = stream.phase {
+                let shut = conn_shut || stream.send_window <= 0;
+                if shut && stream.deadline.is_none() {
+                    stream.deadline = Some(now + stall);
+                } else if !shut {
+                    stream.deadline = None;
+                }
+            }
+            if let Some(d) = stream.deadline {
+                earliest = earliest.min(d);
+            }
+        }
+        earliest
+    }
+
+    /// Ends what is past its deadline: a body not received (`408`), a window held shut
+    /// (`RST_STREAM(CANCEL)`).
+    fn expire(&mut self, now: Instant, cx: &mut Context<'_>) {
+        let mut index = 0;
+        while index < self.state.streams.len() {
+            let stream = &mut self.state.streams[index];
+            if stream.deadline.is_some_and(|d| d <= now) {
+                stream.deadline = None;
+                match stream.phase {
+                    Phase::Sending(_) => {
+                        self.state.stalled(index, self.worker);
+                        continue;
+                    }
+                    Phase::Receiving if stream.recv_open && stream.refused.is_none() => {
+                        stream.refused = Some(BODY_TIMEOUT);
+                        stream.ready = true;
+                    }
+                    _ => {}
+                }
+            }
+            index += 1;
+        }
+        self.start_calls_refused(cx);
+    }
+
+    /// Answers refusals made by [`expire`](Self::expire) at once.
+    fn start_calls_refused(&mut self, cx: &mut Context<'_>) {
+        let mut index = 0;
+        while index < self.state.streams.len() {
+            let stream = &mut self.state.streams[index];
+            if stream.ready && stream.refused.is_some() {
+                stream.ready = false;
+                let rejection = stream.refused.unwrap_or(BODY_TIMEOUT);
+                error_response(&mut stream.bufs.res, rejection.status, rejection.reason);
+                let before = self.state.streams.len();
+                self.respond(index, cx);
+                if self.state.streams.len() != before {
+                    continue;
+                }
+            }
+            index += 1;
+        }
+    }
+
+    /// Hands the read and write buffers back while the connection idles.
+    fn give_back(&mut self) {
+        if self.read.is_empty() {
+            self.read = Vec::new();
+        }
+        if self.state.out.is_empty() {
+            self.state.out = Vec::new();
+        }
+        self.state.streams.shrink_to_fit();
+    }
+}

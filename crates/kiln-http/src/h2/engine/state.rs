@@ -1,0 +1,202 @@
+//! The connection's protocol state (RFC 9113): settings, windows, the streams in a
+//! small slab, the HPACK decoder, the header block being assembled, and the write
+//! buffer every frame is appended to. No I/O here: [`recv`](super::recv) feeds it
+//! frames and [`send`](super::send) drains responses into it, so the fuzz target drives
+//! it as the connection loop does.
+
+use super::stream::{Closed, ClosedRing, Stream};
+use crate::config::Limits;
+use crate::h2::fields::Bounds;
+use crate::h2::frame::{self, Code, DEFAULT_MAX_FRAME, DEFAULT_WINDOW};
+use crate::h2::hpack::Decoder;
+use crate::h2::meter::Meter;
+use crate::worker::Worker;
+
+/// Streams a peer may reset before they are answered, beyond one per stream answered,
+/// before the connection is closed with `GOAWAY(ENHANCE_YOUR_CALM)`: a browser cancels
+/// a few; the rapid-reset attack (2023) cancels every one.
+const RESET_ALLOWANCE: u64 = 200;
+/// SETTINGS_HEADER_TABLE_SIZE this side decodes with (the default, §6.5.2).
+pub(crate) const TABLE_SIZE: usize = 4096;
+
+/// A header block being assembled from HEADERS and CONTINUATION frames (§6.10).
+pub(crate) struct Block {
+    pub(crate) stream: u32,
+    pub(crate) end_stream: bool,
+    pub(crate) bytes: Vec<u8>,
+}
+
+/// One connection's protocol state.
+pub(crate) struct State {
+    /// Frames to write, appended as they are made; one write sends them all.
+    pub(crate) out: Vec<u8>,
+    pub(crate) decoder: Decoder,
+    pub(crate) streams: Vec<Stream>,
+    pub(crate) closed: ClosedRing,
+    pub(crate) block: Option<Block>,
+    /// The client's preface has been read (§3.4).
+    pub(crate) preface_read: bool,
+    /// The client's first SETTINGS has arrived (§3.4).
+    pub(crate) settings_seen: bool,
+    /// The highest stream the peer has opened.
+    pub(crate) last_id: u32,
+    /// SETTINGS_INITIAL_WINDOW_SIZE the peer gave.
+    pub(crate) peer_window: i64,
+    /// SETTINGS_MAX_FRAME_SIZE the peer gave.
+    pub(crate) peer_max_frame: usize,
+    /// What the connection may still send (§6.9.1).
+    pub(crate) send_window: i64,
+    /// What the peer may still send on the connection before a WINDOW_UPDATE.
+    pub(crate) recv_left: i64,
+    pub(crate) recv_unacked: u32,
+    /// GOAWAY sent: streams above `last_id` are no longer opened.
+    pub(crate) goaway_sent: bool,
+    /// A connection error: GOAWAY sent, nothing more is read.
+    pub(crate) fatal: bool,
+    /// The peer sent GOAWAY: no new streams come.
+    pub(crate) peer_gone: bool,
+    /// A response asked to close the connection once the streams are answered.
+    pub(crate) close_after: bool,
+    pub(crate) answered: u64,
+    pub(crate) peer_resets: u64,
+    pub(crate) local_resets: usize,
+    pub(crate) meter: Meter,
+    pub(crate) limits: Settings,
+}
+
+/// The worker's limits as the connection applies them.
+#[derive(Clone, Copy)]
+pub(crate) struct Settings {
+    pub(crate) max_streams: u32,
+    pub(crate) stream_window: u32,
+    pub(crate) connection_window: u32,
+    pub(crate) bounds: Bounds,
+    pub(crate) max_body: usize,
+    pub(crate) max_local_resets: usize,
+    /// Most bytes of a header block held while its CONTINUATIONs arrive.
+    pub(crate) max_block: usize,
+}
+
+impl Settings {
+    pub(crate) fn new(limits: &Limits) -> Self {
+        let list = limits.h2_max_header_list_size as usize;
+        Settings {
+            max_streams: limits.h2_max_concurrent_streams,
+            stream_window: limits.h2_stream_window.min(frame::MAX_WINDOW as u32),
+            connection_window: limits.h2_connection_window.min(frame::MAX_WINDOW as u32),
+            bounds: Bounds { list, fields: limits.max_headers },
+            max_body: limits.max_body_bytes,
+            max_local_resets: limits.h2_max_local_error_reset_streams,
+            max_block: list + DEFAULT_MAX_FRAME as usize,
+        }
+    }
+}
+
+impl State {
+    /// A new connection's state, its SETTINGS and connection WINDOW_UPDATE already
+    /// queued (the server preface, §3.4).
+    pub(crate) fn new(limits: &Limits) -> Self {
+        let limits = Settings::new(limits);
+        let decoder = Decoder::new(TABLE_SIZE);
+        let mut out = Vec::with_capacity(64);
+        frame::put_settings(
+            &mut out,
+            &[
+                (0x3, limits.max_streams),
+                (0x4, limits.stream_window),
+                (0x6, limits.bounds.list as u32),
+                // SETTINGS_ENABLE_PUSH = 0: a server never pushes; said for clarity.
+            ],
+        );
+        let grow = limits.connection_window as i64 - DEFAULT_WINDOW;
+        if grow > 0 {
+            frame::put_window_update(&mut out, 0, grow as u32);
+        }
+        State {
+            out,
+            decoder,
+            streams: Vec::new(),
+            closed: ClosedRing::default(),
+            block: None,
+            preface_read: false,
+            settings_seen: false,
+            last_id: 0,
+            peer_window: DEFAULT_WINDOW,
+            peer_max_frame: DEFAULT_MAX_FRAME as usize,
+            send_window: DEFAULT_WINDOW,
+            recv_left: DEFAULT_WINDOW.max(limits.connection_window as i64),
+            recv_unacked: 0,
+            goaway_sent: false,
+            fatal: false,
+            peer_gone: false,
+            close_after: false,
+            answered: 0,
+            peer_resets: 0,
+            local_resets: 0,
+            meter: Meter::default(),
+            limits,
+        }
+    }
+
+    /// The slab index of stream `id`.
+    #[inline]
+    pub(crate) fn find(&self, id: u32) -> Option<usize> {
+        self.streams.iter().position(|s| s.id == id)
+    }
+
+    /// Removes the stream at `index`, giving its buffers and budget back.
+    pub(crate) fn remove(&mut self, index: usize, how: Closed, worker: &Worker) {
+        let mut stream = self.streams.swap_remove(index);
+        self.closed.note(stream.id, how);
+        worker.unhold(&mut stream.held);
+        worker.release(std::mem::take(&mut stream.bufs));
+    }
+
+    /// Gives every stream's buffers and budget back, the connection closing.
+    pub(crate) fn close(&mut self, worker: &Worker) {
+        while !self.streams.is_empty() {
+            self.remove(self.streams.len() - 1, Closed::ByUs, worker);
+        }
+    }
+
+    /// Resets stream `id` for an error of its own (§5.4.2); too many such errors from
+    /// one peer are a connection error.
+    pub(crate) fn stream_error(&mut self, id: u32, code: Code, worker: &Worker) -> Result<(), Code> {
+        frame::put_rst(&mut self.out, id, code);
+        if let Some(index) = self.find(id) {
+            self.remove(index, Closed::ByUs, worker);
+        } else {
+            self.closed.note(id, Closed::ByUs);
+        }
+        self.local_resets += 1;
+        if self.local_resets > self.limits.max_local_resets {
+            return Err(Code::ENHANCE_YOUR_CALM);
+        }
+        Ok(())
+    }
+
+    /// Sends GOAWAY with `code`, naming the last stream this side will answer.
+    pub(crate) fn goaway(&mut self, code: Code) {
+        if !self.goaway_sent {
+            self.goaway_sent = true;
+            frame::put_goaway(&mut self.out, self.last_id, code);
+        }
+    }
+
+    /// Whether the peer resets far more streams than it lets be answered, or sends far
+    /// more bytes than its requests account for.
+    pub(crate) fn flooding(&self) -> bool {
+        self.peer_resets > RESET_ALLOWANCE + self.answered || self.meter.flooded()
+    }
+
+    /// Gives back connection-window capacity for `n` bytes received: DATA is taken as
+    /// it arrives, so capacity is always released (a WINDOW_UPDATE once half is used).
+    pub(crate) fn release_connection(&mut self, n: u32) {
+        self.recv_unacked += n;
+        if self.recv_unacked >= self.limits.connection_window / 2 {
+            frame::put_window_update(&mut self.out, 0, self.recv_unacked);
+            self.recv_left += self.recv_unacked as i64;
+            self.recv_unacked = 0;
+        }
+    }
+}
