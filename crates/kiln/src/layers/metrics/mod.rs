@@ -8,7 +8,7 @@ mod render;
 
 use std::sync::{Arc, Mutex};
 
-pub(crate) use counters::WorkerCounters;
+pub(crate) use counters::{InFlight, WorkerCounters};
 
 /// Serves the app's metrics at a path, in the Prometheus text exposition format;
 /// give it with [`App::metrics`](crate::App::metrics).
