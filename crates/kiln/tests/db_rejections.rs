@@ -157,8 +157,7 @@ async fn outage_v2(_: OutageV2) -> Result<&'static str, AppError> {
 fn question_mark_on_a_database_error_into_the_apps_own_error_type_renders_the_apps_404_409_and_503() {
     let dir = TempDir::new("db-rejections-app-error");
     let database = Database::open(&dir.sqlite_url(), Options::default().migrations(SQLITE)).expect("open");
-    let app =
-        App::new(move |_| database.worker()).route(show_v2).route(add_v2).route(outage_v2).on_rejection(as_json);
+    let app = App::new(move |_| database.worker()).route(show_v2).route(add_v2).route(outage_v2).on_rejection(as_json);
     let mut client = TestClient::new(app);
 
     assert_eq!(client.request("POST", &AddUserV2 { name: "ada".into() }).send().text(), "user 1");

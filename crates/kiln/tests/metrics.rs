@@ -168,3 +168,24 @@ fn open_connections_database_queue_and_bus_lag_are_reported() {
     serving.shutdown();
     serving.wait().unwrap();
 }
+
+#[test]
+fn messages_a_slow_bus_subscriber_missed_are_counted() {
+    use kiln::realtime::{Bus, Lagged, Stream};
+
+    let mut c = TestClient::new(App::new(|_| ()).route(item).metrics(Metrics::new()));
+    let lagged =
+        |c: &mut TestClient<_>| sample(&parse(&c.get("/metrics").text()).0, "kiln_bus_lagged_messages_total", &[]);
+    let before = lagged(&mut c);
+    kiln_test_support::on_worker(async {
+        let bus = Bus::new().window(4).attach();
+        let mut slow = bus.subscribe("t");
+        for n in 1..=10 {
+            bus.publish("t", &format!("m{n}")).await.unwrap();
+        }
+        let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+        let first = std::pin::Pin::new(&mut slow).poll_next(&mut cx);
+        assert!(matches!(first, std::task::Poll::Ready(Some(Err(Lagged(6))))));
+    });
+    assert_eq!(lagged(&mut c) - before, 6.0);
+}

@@ -7,7 +7,12 @@ use std::sync::atomic::Ordering::Relaxed;
 
 use super::counters::{BUCKETS_US, CLASSES, WorkerCounters};
 
-pub(super) fn render(routes: &[String], workers: &[Arc<WorkerCounters>], queued_calls: Option<usize>, out: &mut Vec<u8>) {
+pub(super) fn render(
+    routes: &[String],
+    workers: &[Arc<WorkerCounters>],
+    queued_calls: Option<usize>,
+    out: &mut Vec<u8>,
+) {
     let sum = |f: &dyn Fn(&WorkerCounters) -> u64| workers.iter().map(|w| f(w)).fold(0u64, u64::wrapping_add);
 
     out.extend_from_slice(b"# HELP kiln_requests_total Requests answered, by route pattern and status class.\n");
@@ -49,7 +54,9 @@ pub(super) fn render(routes: &[String], workers: &[Arc<WorkerCounters>], queued_
     out.extend_from_slice(b"# TYPE kiln_open_connections gauge\n");
     let open: usize = workers.iter().filter_map(|w| w.open.as_ref()).map(kiln_http::OpenConnections::get).sum();
     let _ = writeln!(out, "kiln_open_connections {open}");
-    out.extend_from_slice(b"# HELP kiln_bus_lagged_messages_total Bus messages subscribers missed by falling behind.\n");
+    out.extend_from_slice(
+        b"# HELP kiln_bus_lagged_messages_total Bus messages subscribers missed by falling behind.\n",
+    );
     out.extend_from_slice(b"# TYPE kiln_bus_lagged_messages_total counter\n");
     let lagged = crate::realtime::LAGGED_MESSAGES.load(Relaxed);
     let _ = writeln!(out, "kiln_bus_lagged_messages_total {lagged}");
