@@ -7,6 +7,12 @@ mod hello;
 #[allow(dead_code)]
 #[path = "../json_api.rs"]
 mod json_api;
+#[allow(dead_code)]
+#[path = "../sse_chat.rs"]
+mod sse_chat;
+#[allow(dead_code)]
+#[path = "../ws_chat.rs"]
+mod ws_chat;
 // Both to-do examples load `todo/app.rs`: each is a crate of its own when run.
 #[allow(dead_code, clippy::duplicate_mod)]
 #[path = "../todo_postgres.rs"]
@@ -18,7 +24,7 @@ mod todo_sqlite;
 use kiln::db::Db;
 use kiln::test::TestClient;
 use kiln::{AppService, Key};
-use kiln_test_support::{TempDir, on_worker, pg_url};
+use kiln_test_support::{Streaming, TempDir, on_worker, pg_url};
 
 #[test]
 fn hello_greets() {
@@ -106,4 +112,77 @@ fn todo_postgres_adds_and_completes_items() {
     let database = todo_postgres::open(&url).expect("open");
     let mut c = TestClient::new(todo_postgres::app(database, Key::generate())).keep_cookies();
     todo_flow(&mut c);
+}
+
+fn serve(app: impl kiln::IntoMakeService) -> kiln::Serving {
+    kiln::serve(app, kiln::http::Server::new().listen("127.0.0.1:0").workers(2)).expect("serve")
+}
+
+fn say(addr: std::net::SocketAddr, room: &str, line: &str) -> kiln_test_support::Reply {
+    let raw = format!(
+        "POST /rooms/{room} HTTP/1.1\r\nHost: a\r\nConnection: close\r\nContent-Type: text/plain\r\nContent-Length: {}\r\n\r\n{line}",
+        line.len()
+    );
+    kiln_test_support::request(addr, &raw).expect("post")
+}
+
+#[test]
+fn sse_chat_tells_every_listener_what_is_said() {
+    let serving = serve(sse_chat::app());
+    let addr = serving.local_addr();
+    let mut listeners: Vec<Streaming> = (0..3)
+        .map(|_| {
+            let mut s = Streaming::open(addr, "GET /rooms/lobby/events HTTP/1.1\r\nHost: a\r\n\r\n");
+            let head = s.read_until("\r\n\r\n");
+            assert!(head.starts_with("HTTP/1.1 200") && head.contains("text/event-stream"), "{head}");
+            s
+        })
+        .collect();
+    let said = say(addr, "lobby", "hello, lobby");
+    assert_eq!(said.status, 200, "{}", said.text());
+    for s in &mut listeners {
+        let event = s.read_until("\n\n");
+        assert!(event.ends_with(&format!("id: {}\ndata: hello, lobby\n\n", said.text())), "{event:?}");
+    }
+    assert_eq!(say(addr, "lobby", "two\nlines").status, 400);
+    serving.shutdown();
+    serving.wait().expect("stopped");
+}
+
+/// A client's text frame: RFC 6455 §5.3, masked (with a fixed key, which is all a
+/// test needs).
+fn text_frame(text: &str) -> Vec<u8> {
+    assert!(text.len() < 126);
+    let key = [1u8, 2, 3, 4];
+    let mut frame = vec![0x81, 0x80 | text.len() as u8];
+    frame.extend_from_slice(&key);
+    frame.extend(text.bytes().enumerate().map(|(i, b)| b ^ key[i % 4]));
+    frame
+}
+
+#[test]
+fn ws_chat_says_each_message_to_everyone_in_the_room() {
+    use std::io::Write;
+
+    let serving = serve(ws_chat::app());
+    let addr = serving.local_addr();
+    let mut clients: Vec<Streaming> = (0..2)
+        .map(|_| {
+            let mut s = Streaming::open(
+                addr,
+                "GET /rooms/lobby HTTP/1.1\r\nHost: a\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\
+                 Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n",
+            );
+            assert!(s.read_until("\r\n\r\n").starts_with("HTTP/1.1 101"));
+            // The server says so once the socket hears the room.
+            s.read_until("joined lobby");
+            s
+        })
+        .collect();
+    clients[0].socket().write_all(&text_frame("hello, lobby")).expect("send");
+    for c in &mut clients {
+        c.read_until("hello, lobby");
+    }
+    serving.shutdown();
+    serving.wait().expect("stopped");
 }

@@ -94,6 +94,17 @@ impl Database {
         Err(Error::Open("this binary was built without PostgreSQL (cargo feature `postgres`)".into()))
     }
 
+    /// Calls waiting for a SQLite thread now, over all of them; `None` for PostgreSQL,
+    /// whose statements wait in each worker's own pipelined connection.
+    pub fn queued_calls(&self) -> Option<usize> {
+        match &self.opened {
+            #[cfg(feature = "sqlite")]
+            Opened::Sqlite(pool) => Some(pool.queued_calls()),
+            #[cfg(feature = "postgres")]
+            Opened::Postgres(_) => None,
+        }
+    }
+
     /// Which database this is.
     pub fn backend(&self) -> Backend {
         match self.opened {

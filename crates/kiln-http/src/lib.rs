@@ -65,6 +65,7 @@ mod error;
 #[cfg(feature = "fuzzing")]
 #[doc(hidden)]
 pub mod fuzzing;
+mod gauge;
 mod h1;
 mod h2;
 mod handover;
@@ -95,6 +96,7 @@ pub use config::{
 };
 pub use drain::{Drain, draining};
 pub use error::Error;
+pub use gauge::{OpenConnections, open_connections};
 pub use h1::chunked::{MAX_CHUNK_EXTENSIONS, MAX_TRAILER_BYTES};
 pub use head::Version;
 pub use http::{Method, StatusCode};

@@ -12,6 +12,7 @@ use tokio::time::Instant;
 
 use crate::config::Limits;
 use crate::drain::Signal;
+use crate::gauge::OpenConnections;
 use crate::head::Head;
 use crate::response::Response;
 
@@ -72,6 +73,8 @@ pub(crate) struct Worker {
     pool: RefCell<Vec<Box<ConnBufs>>>,
     /// Open connections, for the per-worker limit and the end of shutdown.
     pub(crate) connections: Cell<usize>,
+    /// The same count, for `/metrics` on any thread ([`crate::open_connections`]).
+    open: OpenConnections,
     /// Set once shutdown begins: responses say `Connection: close`, idle connections end.
     pub(crate) shutting_down: Cell<bool>,
     /// Bytes of request bodies and responses held in connection buffers, against
@@ -94,6 +97,7 @@ impl Worker {
             coarse_now: Cell::new(Instant::now()),
             pool: RefCell::new(Vec::new()),
             connections: Cell::new(0),
+            open: OpenConnections::install(),
             shutting_down: Cell::new(false),
             buffered: Cell::new(0),
             parked: RefCell::new(Vec::new()),
@@ -105,6 +109,7 @@ impl Worker {
     /// Counts a new connection and gives it a slot to park its waker in.
     pub(crate) fn open_connection(&self) -> usize {
         self.connections.set(self.connections.get() + 1);
+        self.open.set(self.connections.get());
         let mut parked = self.parked.borrow_mut();
         self.free.borrow_mut().pop().unwrap_or_else(|| {
             parked.push(None);
@@ -114,6 +119,7 @@ impl Worker {
 
     pub(crate) fn close_connection(&self, slot: usize) {
         self.connections.set(self.connections.get() - 1);
+        self.open.set(self.connections.get());
         self.parked.borrow_mut()[slot] = None;
         self.free.borrow_mut().push(slot);
     }

@@ -7,6 +7,7 @@ use std::fmt;
 use std::future::Future;
 use std::rc::Rc;
 use std::sync::Arc;
+use std::time::Instant;
 
 use kiln_http::{Request, Response, Service, StatusCode};
 
@@ -14,7 +15,7 @@ use crate::access_log::{AccessLog, Logged};
 use crate::config::Config;
 use crate::extract::RequestContext;
 use crate::handler::Dispatch;
-use crate::layers::WorkerCounters;
+use crate::layers::{InFlight, WorkerCounters};
 use crate::make::{MakeService, StateError};
 use crate::rejection::{MethodNotAllowed, NotFound};
 use crate::route::PathParams;
@@ -160,16 +161,54 @@ impl<S: 'static> Routed<S> {
 }
 
 impl<S: 'static> Service for Routed<S> {
+    /// One flat future, whatever the app observes: a nested future per layer
+    /// (metrics, span, answer) made every request's future larger, and the engine
+    /// moves it (issue 25: 92 instructions a `/pong`).
     async fn call<'a>(&'a self, req: Request<'a>, res: &'a mut Response) {
-        if let Some(counters) = &self.counters {
-            return self.counted(counters, req, res).await;
+        let path = req.path();
+        let config = &self.shared.config;
+        let observed = self.observe(req, path);
+        let span = observed.as_ref().and_then(|o| o.span.as_ref());
+        let layers = &config.layers;
+        {
+            let dispatch = {
+                let entered = span.map(tracing::Span::enter);
+                if layers.before(req, path, res) {
+                    // A CORS preflight, answered and counted here.
+                    drop(entered);
+                    if let Some(observed) = observed {
+                        observed.finish(self.shared.router.index_of(path), res.status());
+                    }
+                    return;
+                }
+                self.dispatch(req, path, &mut *res)
+            };
+            if let Dispatch::Running(mut handler) = dispatch {
+                match span {
+                    None => handler.await,
+                    Some(span) => {
+                        std::future::poll_fn(|cx| {
+                            let _entered = span.enter();
+                            handler.as_mut().poll(cx)
+                        })
+                        .await
+                    }
+                }
+            }
         }
-        if self.shared.config.layers.request_spans {
-            let span =
-                tracing::info_span!(target: "kiln::request", "request", method = req.method(), path = req.path());
-            return tracing::Instrument::instrument(self.answer(req, res), span).await;
+        {
+            let _entered = span.map(tracing::Span::enter);
+            if let Some(headers) = &config.secure_headers {
+                headers.apply(path, res);
+            }
+            layers.after(req, path, res);
+            if res.status().is_server_error() {
+                tracing::warn!(target: "kiln::request", method = req.method(), path, "answered {}", res.status());
+            }
         }
-        self.answer(req, res).await
+        if let Some(observed) = observed {
+            observed.finish(self.shared.router.index_of(path), res.status());
+        }
     }
 
     /// The app's hints, for a browser loading a page: a `GET` that accepts HTML.
@@ -180,42 +219,38 @@ impl<S: 'static> Service for Routed<S> {
     }
 }
 
-impl<S: 'static> Routed<S> {
-    /// Answers and counts the answer: by route, status class and time taken.
-    async fn counted<'a>(&'a self, counters: &WorkerCounters, req: Request<'a>, res: &'a mut Response) {
-        let path = req.path();
-        if self.shared.config.layers.metrics.as_ref().is_some_and(|m| m.is_scrape(req.method(), path)) {
-            // The scrape itself is not counted.
-            return self.answer(req, res).await;
-        }
-        let started = std::time::Instant::now();
-        let _in_flight = counters.started();
-        if self.shared.config.layers.request_spans {
-            let span =
-                tracing::info_span!(target: "kiln::request", "request", method = req.method(), path = req.path());
-            tracing::Instrument::instrument(self.answer(req, res), span).await;
-        } else {
-            self.answer(req, res).await;
-        }
-        counters.finished(self.shared.router.index_of(path), res.status(), started.elapsed());
-    }
+/// What the app watches of one request: its counters (the scrape itself is not
+/// counted) and its span.
+struct Observed<'c> {
+    counted: Option<(&'c WorkerCounters, InFlight<'c>, Instant)>,
+    span: Option<tracing::Span>,
+}
 
-    async fn answer<'a>(&'a self, req: Request<'a>, res: &'a mut Response) {
-        let path = req.path();
+impl Observed<'_> {
+    fn finish(self, route: Option<usize>, status: StatusCode) {
+        if let Some((counters, _in_flight, started)) = self.counted {
+            counters.finished(route, status, started.elapsed());
+        }
+    }
+}
+
+impl<S: 'static> Routed<S> {
+    /// `None` (the common case: nothing to do) unless the app serves metrics or
+    /// wants request spans.
+    fn observe<'c>(&'c self, req: Request<'_>, path: &str) -> Option<Observed<'c>> {
         let layers = &self.shared.config.layers;
-        if layers.before(req, path, res) {
-            return;
+        if self.counters.is_none() && !layers.request_spans {
+            return None;
         }
-        if let Dispatch::Running(handler) = self.dispatch(req, path, &mut *res) {
-            handler.await;
-        }
-        if let Some(headers) = &self.shared.config.secure_headers {
-            headers.apply(path, res);
-        }
-        layers.after(req, path, res);
-        if res.status().is_server_error() {
-            tracing::warn!(target: "kiln::request", method = req.method(), path, "answered {}", res.status());
-        }
+        let scrape = layers.metrics.as_ref().is_some_and(|m| m.is_scrape(req.method(), path));
+        let counted = match &self.counters {
+            Some(counters) if !scrape => Some((&**counters, counters.started(), Instant::now())),
+            _ => None,
+        };
+        let span = layers
+            .request_spans
+            .then(|| tracing::info_span!(target: "kiln::request", "request", method = req.method(), path = path));
+        Some(Observed { counted, span })
     }
 }
 

@@ -1,9 +1,13 @@
 //! Extractors: what a handler's arguments are made from.
 //!
-//! The engine reads the whole body before the app runs, so extraction is synchronous:
-//! every argument is built, or the first failure is rendered, before the handler's
-//! future exists.
+//! The engine reads the whole body before the app runs, so most extraction is
+//! synchronous ([`FromRequest`]): every argument is built, or the first failure is
+//! rendered, before the handler's future exists. An extractor that must wait (the
+//! database, the bus) implements [`FromRequestAsync`] instead; a handler taking one
+//! extracts all its arguments inside its future, in order, and a handler taking none
+//! runs exactly as if `FromRequestAsync` did not exist.
 
+use std::future::Future;
 use std::ops::Deref;
 use std::rc::Rc;
 
@@ -55,6 +59,19 @@ impl<'a, S> RequestContext<'a, S> {
     }
 }
 
+/// A copy for an async extractor, which owns its context while it waits.
+impl<S> Clone for RequestContext<'_, S> {
+    fn clone(&self) -> Self {
+        RequestContext {
+            req: self.req,
+            params: self.params.clone(),
+            pattern: self.pattern,
+            state: self.state,
+            config: self.config,
+        }
+    }
+}
+
 /// Builds a handler argument from the request.
 ///
 /// `Option<T>` and `Result<T, Rejection>` of any extractor are extractors too, so a
@@ -99,6 +116,96 @@ pub trait FromRequest<S>: Sized {
 
     /// Builds the value, or says why the request is refused.
     fn from_request(cx: &RequestContext<'_, S>) -> Result<Self, Rejection>;
+}
+
+/// Builds a handler argument from the request, waiting for what it needs: a bearer
+/// token looked up in the database, a message from the bus.
+///
+/// Every [`FromRequest`] is a `FromRequestAsync` too, so this is the trait a handler's
+/// arguments implement. A handler whose arguments are all synchronous extracts them
+/// before its future is made, as if this trait did not exist; one that takes an async
+/// extractor extracts every argument inside its future (which is boxed anyway), in
+/// order, and the first refusal is rendered as the app renders rejections.
+///
+/// Implement it for the app's state type (`FromRequestAsync<AppState>`): an async
+/// extractor usually reads the state's database, and an impl for every `S` would
+/// overlap the one every `FromRequest` gets. `Option<T>` of an async extractor is not
+/// an extractor; implement `FromRequestAsync` for `Option<YourType>` when a handler
+/// should see an absent or refused value as `None`.
+///
+/// ```
+/// use kiln::{App, FromRequestAsync, Rejection, RequestContext, Route};
+/// use kiln::rejection::Unauthorized;
+///
+/// struct AppState { tokens: Vec<String> }
+///
+/// /// The caller, as the bearer token names them.
+/// struct Caller(String);
+///
+/// impl FromRequestAsync<AppState> for Caller {
+///     async fn from_request_async(cx: RequestContext<'_, AppState>) -> Result<Self, Rejection> {
+///         let token = cx.request().header_str("authorization").and_then(|v| v.strip_prefix("Bearer "));
+///         // A real app awaits its database here.
+///         match token {
+///             Some(t) if cx.state().tokens.iter().any(|k| k == t) => Ok(Caller(t.to_owned())),
+///             _ => Err(Unauthorized::invalid_token("a valid token is required").into()),
+///         }
+///     }
+/// }
+///
+/// #[derive(Route)]
+/// #[route("/me")]
+/// struct Me;
+///
+/// async fn me(_: Me, caller: Caller) -> String {
+///     caller.0
+/// }
+///
+/// let app = App::new(|_| AppState { tokens: vec!["t1".into()] }).route(me);
+/// let mut client = kiln::test::TestClient::new(app);
+/// assert_eq!(client.request("GET", &Me).header("authorization", "Bearer t1").send().text(), "t1");
+/// assert_eq!(client.get(&Me).status(), 401);
+/// ```
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be a handler argument: it implements neither `FromRequest<{S}>` nor `FromRequestAsync<{S}>`",
+    label = "this argument is not an extractor",
+    note = "a handler argument must implement `FromRequest`: a typed route, `Query<T>`, `Form<T>`, `Json<T>`, `Headers`, `Cookies`, `SignedCookies`, `Session`, `Csrf`, `CsrfGuard`, `PublicUrl`, `ClientAddr`, `State<S>`, `RequestHead`, `Method`, `BearerToken`, `Key`, `LastEventId`, `WebSocketUpgrade`, `Bytes` or `String` (the body), or `Option<_>` / `Result<_, Rejection>` of one; or `FromRequestAsync` when it must wait",
+    note = "`State<T>` must name the app's own state type: `State<{S}>`",
+    note = "a type of your own can implement `FromRequest<S>` for every `S` (or for the app's state type), or `FromRequestAsync<{S}>`"
+)]
+pub trait FromRequestAsync<S>: Sized {
+    /// Whether extracting waits; `false` only for a [`FromRequest`].
+    #[doc(hidden)]
+    const AWAITS: bool = true;
+
+    /// The extractor's name when it signs or verifies with the app's secret key.
+    #[doc(hidden)]
+    const NEEDS_SECRET_KEY: Option<&'static str> = None;
+
+    /// Builds the value, or says why the request is refused.
+    fn from_request_async(cx: RequestContext<'_, S>) -> impl Future<Output = Result<Self, Rejection>>;
+
+    /// The value built at once: what a handler whose arguments are all
+    /// [`FromRequest`] calls (`AWAITS` is `false`). An async extractor has no such
+    /// form, and a handler never asks it for one.
+    #[doc(hidden)]
+    fn from_request_now(_cx: &RequestContext<'_, S>) -> Result<Self, Rejection> {
+        Err(Internal::new(format!("`{}` is an async extractor", std::any::type_name::<Self>())).into())
+    }
+}
+
+/// Every synchronous extractor, as a handler argument.
+impl<S, T: FromRequest<S>> FromRequestAsync<S> for T {
+    const AWAITS: bool = false;
+    const NEEDS_SECRET_KEY: Option<&'static str> = T::NEEDS_SECRET_KEY;
+
+    fn from_request_async(cx: RequestContext<'_, S>) -> impl Future<Output = Result<Self, Rejection>> {
+        std::future::ready(T::from_request(&cx))
+    }
+
+    fn from_request_now(cx: &RequestContext<'_, S>) -> Result<Self, Rejection> {
+        T::from_request(cx)
+    }
 }
 
 /// `None` when the extractor refuses the request, instead of answering with its

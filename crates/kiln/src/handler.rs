@@ -13,7 +13,8 @@ use std::task::Poll;
 
 use kiln_http::Response;
 
-use crate::extract::{FromRequest, RequestContext};
+use crate::config::Config;
+use crate::extract::{FromRequestAsync, RequestContext};
 use crate::rejection::{Internal, Rejection};
 use crate::response::IntoResponse;
 use crate::route::Route;
@@ -28,14 +29,14 @@ pub enum Dispatch<'a> {
 }
 
 /// An `async fn` (or closure returning a future) that can answer requests: up to
-/// eight arguments, each [`FromRequest`], and an output that is [`IntoResponse`].
+/// eight arguments, each [`FromRequest`](crate::FromRequest) or [`FromRequestAsync`], and an output that is [`IntoResponse`].
 ///
 /// Handlers are shared by every worker, so the function itself must be
 /// `Send + Sync` (plain `fn` items are); the future it returns need not be `Send`.
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is not a kiln handler",
     label = "not a handler for an app whose state is `{S}`",
-    note = "a handler is an `async fn` taking at most 8 arguments that each implement `FromRequest<{S}>`, returning a type that implements `IntoResponse`"
+    note = "a handler is an `async fn` taking at most 8 arguments that each implement `FromRequest<{S}>` (or `FromRequestAsync<{S}>`), returning a type that implements `IntoResponse`"
 )]
 pub trait Handler<Args, S>: Send + Sync + 'static {
     /// The first argument that needs the app's secret key, by name.
@@ -57,25 +58,37 @@ where
     const NEEDS_SECRET_KEY: Option<&'static str> = Args::NEEDS_SECRET_KEY;
 
     fn start<'a>(&'a self, cx: &RequestContext<'a, S>, res: &'a mut Response) -> Dispatch<'a> {
+        let config = cx.config();
+        if Args::AWAITS {
+            // The arguments are extracted inside the future the handler needs anyway,
+            // so an async extractor costs no box of its own.
+            let cx = cx.clone();
+            return Dispatch::Running(Box::pin(async move {
+                match caught(Args::extract_async(cx)).await {
+                    Some(Ok(args)) => answer(self.call(args), config, res).await,
+                    Some(Err(rejection)) => config.reject(&rejection, res),
+                    None => config.reject(&Internal::new("internal server error").into(), res),
+                }
+            }));
+        }
         match Args::extract(cx) {
-            Ok(args) => {
-                let fut = self.call(args);
-                let config = cx.config();
-                Dispatch::Running(Box::pin(async move {
-                    match caught(fut).await {
-                        Some(output) => config.rendering(|| output.into_response(res)),
-                        // The engine would answer `500` too, but in plain text: this one
-                        // is the app's own error page. The panic hook has logged it, and
-                        // the response is untouched: the output had not been applied.
-                        None => config.reject(&Internal::new("internal server error").into(), res),
-                    }
-                }))
-            }
+            Ok(args) => Dispatch::Running(Box::pin(answer(self.call(args), config, res))),
             Err(rejection) => {
-                cx.config().reject(&rejection, res);
+                config.reject(&rejection, res);
                 Dispatch::Done
             }
         }
+    }
+}
+
+/// Runs the handler's future and applies its output.
+async fn answer<F: Future<Output: IntoResponse>>(fut: F, config: &Config, res: &mut Response) {
+    match caught(fut).await {
+        Some(output) => config.rendering(|| output.into_response(res)),
+        // The engine would answer `500` too, but in plain text: this one is the app's
+        // own error page. The panic hook has logged it, and the response is untouched:
+        // the output had not been applied.
+        None => config.reject(&Internal::new("internal server error").into(), res),
     }
 }
 
@@ -112,8 +125,14 @@ pub trait Arguments<S>: Sized {
     /// The first argument that needs the app's secret key, by name.
     const NEEDS_SECRET_KEY: Option<&'static str>;
 
-    /// Builds every argument, or says why the request is refused.
+    /// Whether any argument is a [`FromRequestAsync`] that waits.
+    const AWAITS: bool;
+
+    /// Builds every argument at once (none waits), or says why the request is refused.
     fn extract(cx: &RequestContext<'_, S>) -> Result<Self, Rejection>;
+
+    /// Builds every argument, waiting for those that wait.
+    fn extract_async(cx: RequestContext<'_, S>) -> impl Future<Output = Result<Self, Rejection>>;
 }
 
 /// A route handler's arguments: the typed route first.
@@ -151,11 +170,16 @@ macro_rules! handler {
         }
 
         #[allow(non_snake_case, unused_variables)]
-        impl<S, $($arg: FromRequest<S>,)*> Arguments<S> for ($($arg,)*) {
+        impl<S, $($arg: FromRequestAsync<S>,)*> Arguments<S> for ($($arg,)*) {
             const NEEDS_SECRET_KEY: Option<&'static str> = first_named(&[$($arg::NEEDS_SECRET_KEY),*]);
+            const AWAITS: bool = false $(|| $arg::AWAITS)*;
 
             fn extract(cx: &RequestContext<'_, S>) -> Result<Self, Rejection> {
-                Ok(($($arg::from_request(cx)?,)*))
+                Ok(($($arg::from_request_now(cx)?,)*))
+            }
+
+            async fn extract_async(cx: RequestContext<'_, S>) -> Result<Self, Rejection> {
+                Ok(($($arg::from_request_async(cx.clone()).await?,)*))
             }
         }
     };

@@ -131,7 +131,7 @@ pub use config::{DEFAULT_BODY_LIMIT, DEFAULT_SESSION_TTL};
 pub use cookie::{Cookies, SetCookie};
 pub use csrf::{CSRF_COOKIE, CSRF_FIELD, CSRF_HEADER, Csrf, CsrfField, CsrfGuard};
 pub use dispatch::{AppFactory, AppService};
-pub use extract::{FromRequest, Headers, RequestContext, RequestHead, State};
+pub use extract::{FromRequest, FromRequestAsync, Headers, RequestContext, RequestHead, State};
 pub use form::{Form, Query};
 pub use handler::{Handler, RouteHandler};
 pub use health::{Healthz, healthz};

@@ -29,7 +29,7 @@ pub trait Route: fmt::Display + Sized + 'static {
 }
 
 /// The parameters captured by the matched pattern, still percent-encoded.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 pub struct PathParams<'k, 'v> {
     inner: matchit::Params<'k, 'v>,
 }

@@ -93,3 +93,82 @@ fn a_database_error_returned_as_is_renders_as_the_same_rejection() {
     let res = client.get(&Plain);
     assert_eq!((res.status().as_u16(), res.text()), (404, r#"{"status":404,"error":"not found"}"#.to_owned()));
 }
+
+/// An app's own error type, as users write one: `?` on a database error needs only
+/// `From<kiln::db::Error>`, and answering it as the database error answers renders the
+/// app's page.
+enum AppError {
+    Db(Error),
+    TooShort,
+}
+
+impl From<Error> for AppError {
+    fn from(e: Error) -> Self {
+        AppError::Db(e)
+    }
+}
+
+impl kiln::IntoResponse for AppError {
+    fn into_response(self, res: &mut Response) {
+        match self {
+            AppError::Db(e) => e.into_response(res),
+            AppError::TooShort => {
+                Rejection::custom(kiln::StatusCode::UNPROCESSABLE_ENTITY, "name too short").into_response(res)
+            }
+        }
+    }
+}
+
+#[derive(Route)]
+#[route("/v2/users/{id}")]
+struct ShowUserV2 {
+    id: i64,
+}
+
+#[derive(Route)]
+#[route(POST, "/v2/users/new/{name}")]
+struct AddUserV2 {
+    name: String,
+}
+
+#[derive(Route)]
+#[route("/v2/outage")]
+struct OutageV2;
+
+async fn show_v2(route: ShowUserV2, db: State<Db>) -> Result<String, AppError> {
+    let (name,): (String,) = db.query_one("SELECT user_name FROM users WHERE id = $1", &[&route.id]).await?;
+    Ok(name)
+}
+
+async fn add_v2(route: AddUserV2, db: State<Db>) -> Result<String, AppError> {
+    if route.name.len() < 2 {
+        return Err(AppError::TooShort);
+    }
+    let id = db.insert("INSERT INTO users (user_name) VALUES ($1)", &[&route.name]).await?;
+    Ok(format!("user {id}"))
+}
+
+async fn outage_v2(_: OutageV2) -> Result<&'static str, AppError> {
+    unreachable().await?;
+    Ok("never")
+}
+
+#[test]
+fn question_mark_on_a_database_error_into_the_apps_own_error_type_renders_the_apps_404_409_and_503() {
+    let dir = TempDir::new("db-rejections-app-error");
+    let database = Database::open(&dir.sqlite_url(), Options::default().migrations(SQLITE)).expect("open");
+    let app = App::new(move |_| database.worker()).route(show_v2).route(add_v2).route(outage_v2).on_rejection(as_json);
+    let mut client = TestClient::new(app);
+
+    assert_eq!(client.request("POST", &AddUserV2 { name: "ada".into() }).send().text(), "user 1");
+    let missing = client.get(&ShowUserV2 { id: 2 });
+    assert_eq!((missing.status().as_u16(), missing.text()), (404, r#"{"status":404,"error":"not found"}"#.to_owned()));
+    let duplicate = client.request("POST", &AddUserV2 { name: "ada".into() }).send();
+    assert_eq!(duplicate.status(), 409);
+    assert_eq!(duplicate.header("content-type"), Some("application/json"));
+    let down = client.get(&OutageV2);
+    assert_eq!((down.status().as_u16(), down.header("retry-after")), (503, Some("1")));
+    assert_eq!(down.text(), r#"{"status":503,"error":"database unavailable, try again"}"#);
+    let short = client.request("POST", &AddUserV2 { name: "a".into() }).send();
+    assert_eq!((short.status().as_u16(), short.text()), (422, r#"{"status":422,"error":"name too short"}"#.to_owned()));
+}

@@ -131,3 +131,61 @@ fn every_workers_counters_are_merged_at_the_scrape() {
     serving.shutdown();
     serving.wait().unwrap();
 }
+
+#[test]
+fn open_connections_database_queue_and_bus_lag_are_reported() {
+    use std::io::{Read, Write};
+
+    let dir = kiln_test_support::TempDir::new("metrics-db");
+    let database = kiln::db::Database::open(&dir.sqlite_url(), kiln::db::Options::default()).expect("open");
+    let app = App::new(|_| ()).route(item).metrics(Metrics::new().database(&database));
+    let serving = kiln::serve(app, Server::new().listen("127.0.0.1:0").workers(2)).unwrap();
+    let addr = serving.local_addr();
+    // Three keep-alive connections, each answered once (so accepted), then held open.
+    let held: Vec<std::net::TcpStream> = (0..3)
+        .map(|_| {
+            let mut s = std::net::TcpStream::connect(addr).unwrap();
+            s.write_all(b"GET /items/1 HTTP/1.1\r\nHost: x\r\n\r\n").unwrap();
+            let mut buf = [0u8; 512];
+            let n = s.read(&mut buf).unwrap();
+            assert!(buf[..n].starts_with(b"HTTP/1.1 200"));
+            s
+        })
+        .collect();
+    let (samples, types) = parse(get(addr, "/metrics").unwrap().text());
+    assert_eq!(types["kiln_open_connections"], "gauge");
+    // The three held and the scrape's own.
+    assert_eq!(sample(&samples, "kiln_open_connections", &[]), 4.0);
+    assert_eq!(types["kiln_db_queued_calls"], "gauge");
+    assert_eq!(sample(&samples, "kiln_db_queued_calls", &[]), 0.0);
+    assert_eq!(types["kiln_bus_lagged_messages_total"], "counter");
+    drop(held);
+    let closed = kiln_test_support::poll_until(std::time::Duration::from_secs(5), || {
+        let (samples, _) = parse(get(addr, "/metrics").unwrap().text());
+        (sample(&samples, "kiln_open_connections", &[]) == 1.0).then_some(())
+    });
+    assert!(closed.is_some(), "closed connections still counted");
+    serving.shutdown();
+    serving.wait().unwrap();
+}
+
+#[test]
+fn messages_a_slow_bus_subscriber_missed_are_counted() {
+    use kiln::realtime::{Bus, Lagged, Stream};
+
+    let mut c = TestClient::new(App::new(|_| ()).route(item).metrics(Metrics::new()));
+    let lagged =
+        |c: &mut TestClient<_>| sample(&parse(&c.get("/metrics").text()).0, "kiln_bus_lagged_messages_total", &[]);
+    let before = lagged(&mut c);
+    kiln_test_support::on_worker(async {
+        let bus = Bus::new().window(4).attach();
+        let mut slow = bus.subscribe("t");
+        for n in 1..=10 {
+            bus.publish("t", &format!("m{n}")).await.unwrap();
+        }
+        let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+        let first = std::pin::Pin::new(&mut slow).poll_next(&mut cx);
+        assert!(matches!(first, std::task::Poll::Ready(Some(Err(Lagged(6))))));
+    });
+    assert_eq!(lagged(&mut c) - before, 6.0);
+}

@@ -87,6 +87,11 @@ pub(crate) struct Pool {
 }
 
 impl Pool {
+    /// Calls waiting in front of every thread, writer and readers.
+    pub(crate) fn queued_calls(&self) -> usize {
+        self.readers.iter().chain([&self.writer]).map(|t| t.queued.load(Ordering::Relaxed)).sum()
+    }
+
     /// Opens (creating it if need be) the database at `path`, applies the
     /// migrations and starts one writer and the reader threads.
     pub(crate) fn open(path: &Path, options: &Options) -> Result<Self, Error> {

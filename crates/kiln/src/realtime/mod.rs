@@ -15,6 +15,7 @@
 mod bus;
 mod sse;
 
+pub(crate) use bus::LAGGED_MESSAGES;
 pub use bus::{BUS_WINDOW, Bus, BusEvents, Lagged, LocalBus, MAX_TOPIC_BYTES, Message, PublishError, Subscription};
 pub use futures_core::Stream;
 pub use kiln_http::{Drain, draining};

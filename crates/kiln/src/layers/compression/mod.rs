@@ -119,10 +119,13 @@ impl Compression {
     }
 
     pub(crate) fn apply(&self, req: Request<'_>, path: &str, res: &mut Response) {
-        if (self.except)(path) || self.encodings.is_empty() {
+        let status = res.status();
+        // A body too small to compress needs nothing, whatever the path: checked before
+        // the app's `except`, which a benchmark endpoint's every answer would run.
+        let small = res.body_bytes().is_some_and(|b| b.len() < self.min_size);
+        if small && status != StatusCode::NOT_MODIFIED || self.encodings.is_empty() || (self.except)(path) {
             return;
         }
-        let status = res.status();
         // RFC 9110 §15.4.5: a 304 carries the `Vary` its 200 would have; a strong
         // validator's 200 (a static file) is never re-encoded, so has none from here.
         if status == StatusCode::NOT_MODIFIED {

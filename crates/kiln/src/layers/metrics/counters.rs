@@ -25,6 +25,8 @@ pub(crate) struct WorkerCounters {
     pub(super) latency: [AtomicU64; BUCKETS_US.len() + 1],
     pub(super) latency_sum_us: AtomicU64,
     pub(super) in_flight: AtomicU64,
+    /// The worker's open connections, when it runs under the engine.
+    pub(super) open: Option<kiln_http::OpenConnections>,
 }
 
 /// Counts a request in flight until dropped.
@@ -48,6 +50,8 @@ impl WorkerCounters {
             latency: Default::default(),
             latency_sum_us: AtomicU64::new(0),
             in_flight: AtomicU64::new(0),
+            // Built on the worker's thread, as its service is.
+            open: kiln_http::open_connections(),
         }
     }
 

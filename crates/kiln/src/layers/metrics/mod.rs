@@ -8,7 +8,7 @@ mod render;
 
 use std::sync::{Arc, Mutex};
 
-pub(crate) use counters::WorkerCounters;
+pub(crate) use counters::{InFlight, WorkerCounters};
 
 /// Serves the app's metrics at a path, in the Prometheus text exposition format;
 /// give it with [`App::metrics`](crate::App::metrics).
@@ -18,7 +18,13 @@ pub(crate) use counters::WorkerCounters;
 /// - `kiln_request_duration_seconds`: a histogram of the time from routing to the
 ///   handler's answer (a streamed body's streaming is not counted);
 /// - `kiln_requests_in_flight`: requests being answered now;
-/// - `kiln_workers`: workers counting.
+/// - `kiln_workers`: workers counting;
+/// - `kiln_open_connections`: connections open now (read from the engine, which
+///   counts them per worker anyway);
+/// - `kiln_bus_lagged_messages_total`: bus messages subscribers missed by falling
+///   behind ([`Lagged`](crate::realtime::Lagged));
+/// - `kiln_db_queued_calls`: calls waiting for a SQLite thread, with
+///   [`database`](Self::database).
 ///
 /// The scrape itself is not counted. Without `Metrics` no request does any of this.
 ///
@@ -40,6 +46,9 @@ pub(crate) use counters::WorkerCounters;
 pub struct Metrics {
     path: String,
     registry: Arc<Registry>,
+    /// The database whose queue is reported.
+    #[cfg(any(feature = "sqlite", feature = "postgres"))]
+    database: Option<crate::db::Database>,
 }
 
 /// Every worker's counters, and the route patterns they count by.
@@ -58,7 +67,29 @@ impl Default for Metrics {
 impl Metrics {
     /// Metrics at `/metrics`.
     pub fn new() -> Self {
-        Metrics { path: "/metrics".to_owned(), registry: Arc::default() }
+        Metrics {
+            path: "/metrics".to_owned(),
+            registry: Arc::default(),
+            #[cfg(any(feature = "sqlite", feature = "postgres"))]
+            database: None,
+        }
+    }
+
+    /// Reports the calls waiting for `database` too (`kiln_db_queued_calls`; SQLite
+    /// only: PostgreSQL's statements wait in each worker's own connection).
+    #[cfg(any(feature = "sqlite", feature = "postgres"))]
+    pub fn database(mut self, database: &crate::db::Database) -> Self {
+        self.database = Some(database.clone());
+        self
+    }
+
+    /// The calls waiting for the database, when there is one to ask.
+    fn queued_calls(&self) -> Option<usize> {
+        #[cfg(any(feature = "sqlite", feature = "postgres"))]
+        if let Some(database) = &self.database {
+            return database.queued_calls();
+        }
+        None
     }
 
     /// Serves them at `path` instead (`/internal/metrics`). Keep it from the public
@@ -90,6 +121,6 @@ impl Metrics {
         let workers = self.registry.workers.lock().unwrap_or_else(|e| e.into_inner()).clone();
         let routes = self.registry.routes.lock().unwrap_or_else(|e| e.into_inner()).clone();
         res.set_content_type("text/plain; version=0.0.4; charset=utf-8");
-        render::render(&routes, &workers, res.body_mut());
+        render::render(&routes, &workers, self.queued_calls(), res.body_mut());
     }
 }

@@ -7,7 +7,12 @@ use std::sync::atomic::Ordering::Relaxed;
 
 use super::counters::{BUCKETS_US, CLASSES, WorkerCounters};
 
-pub(super) fn render(routes: &[String], workers: &[Arc<WorkerCounters>], out: &mut Vec<u8>) {
+pub(super) fn render(
+    routes: &[String],
+    workers: &[Arc<WorkerCounters>],
+    queued_calls: Option<usize>,
+    out: &mut Vec<u8>,
+) {
     let sum = |f: &dyn Fn(&WorkerCounters) -> u64| workers.iter().map(|w| f(w)).fold(0u64, u64::wrapping_add);
 
     out.extend_from_slice(b"# HELP kiln_requests_total Requests answered, by route pattern and status class.\n");
@@ -44,6 +49,22 @@ pub(super) fn render(routes: &[String], workers: &[Arc<WorkerCounters>], out: &m
     out.extend_from_slice(b"# HELP kiln_workers Workers counting.\n");
     out.extend_from_slice(b"# TYPE kiln_workers gauge\n");
     let _ = writeln!(out, "kiln_workers {}", workers.len());
+
+    out.extend_from_slice(b"# HELP kiln_open_connections Connections open now, over every worker.\n");
+    out.extend_from_slice(b"# TYPE kiln_open_connections gauge\n");
+    let open: usize = workers.iter().filter_map(|w| w.open.as_ref()).map(kiln_http::OpenConnections::get).sum();
+    let _ = writeln!(out, "kiln_open_connections {open}");
+    out.extend_from_slice(
+        b"# HELP kiln_bus_lagged_messages_total Bus messages subscribers missed by falling behind.\n",
+    );
+    out.extend_from_slice(b"# TYPE kiln_bus_lagged_messages_total counter\n");
+    let lagged = crate::realtime::LAGGED_MESSAGES.load(Relaxed);
+    let _ = writeln!(out, "kiln_bus_lagged_messages_total {lagged}");
+    if let Some(queued) = queued_calls {
+        out.extend_from_slice(b"# HELP kiln_db_queued_calls Database calls waiting for a SQLite thread.\n");
+        out.extend_from_slice(b"# TYPE kiln_db_queued_calls gauge\n");
+        let _ = writeln!(out, "kiln_db_queued_calls {queued}");
+    }
 }
 
 /// Microseconds as seconds, exactly (`0.00005`, `2.5`).

@@ -30,6 +30,11 @@ use crate::realtime::Event;
 
 pub use local::{BusEvents, LocalBus, Subscription};
 
+/// Messages subscribers missed because they fell behind the window (the sum of every
+/// [`Lagged`] they read), in this process; `/metrics` reports it. Touched only when a
+/// subscriber lags, never per message.
+pub(crate) static LAGGED_MESSAGES: AtomicU64 = AtomicU64::new(0);
+
 /// How many messages of each topic every worker keeps, for subscribers that read
 /// behind and for resuming after `Last-Event-ID`, unless [`Bus::window`] says otherwise.
 pub const BUS_WINDOW: usize = 256;

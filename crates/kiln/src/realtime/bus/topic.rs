@@ -48,6 +48,7 @@ impl Topic {
         if *cursor < self.first_seq {
             let missed = self.first_seq - *cursor;
             *cursor = self.first_seq;
+            super::LAGGED_MESSAGES.fetch_add(missed, std::sync::atomic::Ordering::Relaxed);
             return Some(Err(Lagged(missed)));
         }
         let entry = self.ring.get(usize::try_from(*cursor - self.first_seq).ok()?)?;
