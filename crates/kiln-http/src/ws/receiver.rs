@@ -5,22 +5,21 @@
 //! only sends must still keep a task receiving, or pings go unanswered and the
 //! close handshake never completes (the heartbeat then closes the socket).
 
-use std::pin::Pin;
+use std::future::{Future, pending, poll_fn};
+use std::pin::{Pin, pin};
 use std::rc::Rc;
+use std::task::Poll;
 
-use tokio::io::{AsyncReadExt, ReadHalf};
 use tokio::time::{Instant, Sleep, sleep_until, timeout_at};
 
 use super::close::{self, CloseCode, CloseFrame};
 use super::deflate::{InflateError, Inflater};
 use super::frame::{self, FrameError, Header, OpCode};
 use super::message::Message;
+use super::readbuf::ReadBuf;
 use super::sender::{Shared, WriteState};
 use super::utf8::Utf8Validator;
-use crate::upgrade::UpgradedIo;
-
-/// Free space offered to each read.
-const READ_CHUNK: usize = 16 * 1024;
+use crate::drain::Drain;
 
 /// What the buffered bytes gave.
 enum Event {
@@ -45,9 +44,8 @@ enum Wake {
 /// The receiving half of a WebSocket; see [`recv`](Self::recv).
 pub struct WsReceiver {
     shared: Rc<Shared>,
-    read: ReadHalf<Box<dyn UpgradedIo>>,
-    rbuf: Vec<u8>,
-    rpos: usize,
+    /// Input read and not yet parsed; it holds no buffer while the socket idles.
+    rbuf: ReadBuf,
     /// The frame whose payload is being read, and how much of it has been.
     frame: Option<(Header, u64)>,
     /// The message being reassembled: its opcode, whether it is compressed.
@@ -66,21 +64,16 @@ pub struct WsReceiver {
     closing: Option<Instant>,
     peer_close: Option<CloseFrame>,
     done: bool,
+    /// The worker's shutdown signal, registered once for the socket's life.
+    drain: Drain,
 }
 
 impl WsReceiver {
-    pub(crate) fn new(
-        shared: Rc<Shared>,
-        read: ReadHalf<Box<dyn UpgradedIo>>,
-        read_ahead: Vec<u8>,
-        inflater: Option<Inflater>,
-    ) -> Self {
+    pub(crate) fn new(shared: Rc<Shared>, read_ahead: &[u8], inflater: Option<Inflater>) -> Self {
         let heartbeat = shared.config.heartbeat.map(|every| Box::pin(sleep_until(Instant::now() + every)));
         WsReceiver {
             shared,
-            read,
-            rbuf: read_ahead,
-            rpos: 0,
+            rbuf: ReadBuf::with_bytes(read_ahead),
             frame: None,
             msg_op: None,
             msg: Vec::new(),
@@ -94,6 +87,7 @@ impl WsReceiver {
             closing: None,
             peer_close: None,
             done: false,
+            drain: crate::drain::draining(),
         }
     }
 
@@ -131,12 +125,12 @@ impl WsReceiver {
                 None => {
                     let deflate = self.inflater.is_some();
                     let max_frame = self.shared.config.max_frame as u64;
-                    let Some((h, n)) = frame::parse_header(&self.rbuf[self.rpos..], deflate, max_frame)
+                    let Some((h, n)) = frame::parse_header(self.rbuf.bytes(), deflate, max_frame)
                         .map_err(|FrameError { code, reason }| (code, reason))?
                     else {
                         return Ok(None);
                     };
-                    self.rpos += n;
+                    self.rbuf.consume(n);
                     // Once closing, data frames are skipped unchecked: only the peer's
                     // close frame matters now.
                     if self.closing.is_none() || h.opcode.is_control() {
@@ -145,18 +139,21 @@ impl WsReceiver {
                     (h, 0)
                 }
             };
-            let avail = ((self.rbuf.len() - self.rpos) as u64).min(header.len - read) as usize;
-            let end = self.rpos + avail;
-            let payload = &mut self.rbuf[self.rpos..end];
+            let avail = (self.rbuf.bytes().len() as u64).min(header.len - read) as usize;
+            let payload = &mut self.rbuf.bytes_mut()[..avail];
             frame::apply_mask(payload, header.mask, read);
             let read = read + avail as u64;
             let complete = read == header.len;
             if header.opcode.is_control() {
                 self.control.extend_from_slice(payload);
             } else if self.closing.is_none() {
-                self.take_payload(self.rpos, end, header.fin && complete)?;
+                if self.msg.is_empty() && header.fin {
+                    // A message in one frame: its buffer is made once, to size.
+                    self.msg.reserve_exact(header.len.min(self.shared.config.max_message as u64) as usize);
+                }
+                self.take_payload(avail, header.fin && complete)?;
             }
-            self.rpos = end;
+            self.rbuf.consume(avail);
             if !complete {
                 self.frame = Some((header, read));
                 return Ok(None);
@@ -199,10 +196,10 @@ impl WsReceiver {
         Ok(())
     }
 
-    /// Adds the unmasked payload at `rbuf[from..to]` to the message; `last`: it ends it.
-    fn take_payload(&mut self, from: usize, to: usize, last: bool) -> Result<(), Fail> {
+    /// Adds the first `len` unparsed bytes, unmasked, to the message; `last`: they end it.
+    fn take_payload(&mut self, len: usize, last: bool) -> Result<(), Fail> {
         let Some((op, compressed)) = self.msg_op else { return Ok(()) };
-        let payload = &self.rbuf[from..to];
+        let payload = &self.rbuf.bytes()[..len];
         if compressed {
             let inflater = self.inflater.as_mut().ok_or((CloseCode::PROTOCOL_ERROR, "RSV1 without deflate"))?;
             inflater.inflate(payload, &mut self.msg, self.shared.config.max_message).map_err(inflate_fail)?;
@@ -277,14 +274,14 @@ impl WsReceiver {
         let deadline = Instant::now() + self.shared.config.close_timeout;
         loop {
             self.rbuf.clear();
-            self.rbuf.reserve(READ_CHUNK);
-            match timeout_at(deadline, self.read.read_buf(&mut self.rbuf)).await {
+            let (rbuf, shared) = (&mut self.rbuf, &*self.shared);
+            let read = poll_fn(|cx| rbuf.poll_fill(&mut **shared.io.borrow_mut(), cx));
+            match timeout_at(deadline, read).await {
                 Ok(Ok(n)) if n > 0 => {}
                 _ => break,
             }
         }
-        self.rbuf = Vec::new();
-        self.rpos = 0;
+        self.rbuf.clear();
         self.done = true;
     }
 
@@ -299,39 +296,11 @@ impl WsReceiver {
     }
 
     /// Waits for input, the heartbeat, drain or the close timeout, writing what is
-    /// queued meanwhile.
+    /// queued meanwhile. Polled by hand rather than through `select!`, which would
+    /// build every branch's future (timers included) on each call: this runs once per
+    /// message received.
     async fn wait(&mut self) {
-        if self.rpos == self.rbuf.len() {
-            self.rbuf.clear();
-            self.rpos = 0;
-        } else if self.rpos > 0 {
-            self.rbuf.drain(..self.rpos);
-            self.rpos = 0;
-        }
-        self.rbuf.reserve(READ_CHUNK);
-        let shared = &*self.shared;
-        let queued = shared.queued() > 0;
-        // A peer that does not read what we queue is not read from either, past the
-        // bound: its pings cannot grow our queue without end.
-        let can_read = shared.queued() <= shared.config.max_queue;
-        let (rbuf, read) = (&mut self.rbuf, &mut self.read);
-        let closing = self.closing;
-        let has_heartbeat = self.heartbeat.is_some();
-        let heartbeat = self.heartbeat.as_mut();
-        let wake = tokio::select! {
-            biased;
-            n = read.read_buf(rbuf), if can_read => match n {
-                Ok(n) => Wake::Read(n),
-                Err(_) => Wake::ReadError,
-            },
-            r = shared.flush(), if queued => match r {
-                Ok(()) => Wake::Wrote,
-                Err(_) => Wake::ReadError,
-            },
-            () = async { heartbeat.expect("checked").await }, if has_heartbeat => Wake::Heartbeat,
-            () = sleep_until(closing.unwrap_or_else(Instant::now)), if closing.is_some() => Wake::CloseTimeout,
-            () = crate::drain::draining(), if closing.is_none() => Wake::Drain,
-        };
+        let wake = self.wake().await;
         match wake {
             Wake::Read(0) | Wake::ReadError | Wake::CloseTimeout => self.finish().await,
             Wake::Read(_) => self.heard = true,
@@ -343,6 +312,55 @@ impl WsReceiver {
                 self.start_closing();
             }
         }
+    }
+
+    /// What ends the wait; see [`wait`](Self::wait).
+    async fn wake(&mut self) -> Wake {
+        let shared = &*self.shared;
+        let queued = shared.queued() > 0;
+        // A peer that does not read what we queue is not read from either, past the
+        // bound: its pings cannot grow our queue without end.
+        let can_read = shared.queued() <= shared.config.max_queue;
+        let closing = self.closing;
+        let (rbuf, heartbeat, drain) = (&mut self.rbuf, &mut self.heartbeat, &mut self.drain);
+        // Neither future does anything until polled, and each is polled only when wanted.
+        let mut flushing = pin!(async { if queued { shared.flush().await } else { pending().await } });
+        let mut close_timer = pin!(async {
+            match closing {
+                Some(at) => sleep_until(at).await,
+                None => pending().await,
+            }
+        });
+        poll_fn(|cx| {
+            if can_read {
+                match rbuf.poll_fill(&mut **shared.io.borrow_mut(), cx) {
+                    Poll::Ready(Ok(n)) => return Poll::Ready(Wake::Read(n)),
+                    Poll::Ready(Err(_)) => return Poll::Ready(Wake::ReadError),
+                    Poll::Pending => {}
+                }
+            }
+            if queued {
+                match flushing.as_mut().poll(cx) {
+                    Poll::Ready(Ok(())) => return Poll::Ready(Wake::Wrote),
+                    Poll::Ready(Err(_)) => return Poll::Ready(Wake::ReadError),
+                    Poll::Pending => {}
+                }
+            }
+            if let Some(timer) = heartbeat.as_mut() {
+                if timer.as_mut().poll(cx).is_ready() {
+                    return Poll::Ready(Wake::Heartbeat);
+                }
+            }
+            if closing.is_some() {
+                if close_timer.as_mut().poll(cx).is_ready() {
+                    return Poll::Ready(Wake::CloseTimeout);
+                }
+            } else if Pin::new(&mut *drain).poll(cx).is_ready() {
+                return Poll::Ready(Wake::Drain);
+            }
+            Poll::Pending
+        })
+        .await
     }
 
     /// The heartbeat's timer fired: all is well if the peer was heard since the last

@@ -35,12 +35,13 @@ impl WebSocket {
     /// no compression).
     pub fn new(upgraded: Upgraded, config: WsConfig, deflate: Option<DeflateParams>) -> Self {
         let (io, read_ahead) = upgraded.into_parts();
-        let (read, write) = tokio::io::split(io);
         let deflater = deflate.map(|p| Deflater::new(&p, config.compression_level));
         let inflater = deflate.map(|p| Inflater::new(&p));
-        let shared = Rc::new(Shared::new(write, deflater, config));
+        // One transport for both halves: reads and writes are each polled within one
+        // call, never across an await, so they never overlap.
+        let shared = Rc::new(Shared::new(io, deflater, config));
         let tx = WsSender { shared: Rc::clone(&shared) };
-        let rx = WsReceiver::new(shared, read, read_ahead, inflater);
+        let rx = WsReceiver::new(shared, &read_ahead, inflater);
         WebSocket { tx, rx }
     }
 
