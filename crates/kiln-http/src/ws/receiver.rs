@@ -276,7 +276,8 @@ impl WsReceiver {
             self.rbuf.clear();
             let (rbuf, shared) = (&mut self.rbuf, &*self.shared);
             let read = poll_fn(|cx| rbuf.poll_fill(&mut **shared.io.borrow_mut(), cx));
-            match timeout_at(deadline, read).await {
+            // Boxed: a failing socket's timer need not sit in every socket's future.
+            match Box::pin(timeout_at(deadline, read)).await {
                 Ok(Ok(n)) if n > 0 => {}
                 _ => break,
             }
@@ -325,12 +326,8 @@ impl WsReceiver {
         let (rbuf, heartbeat, drain) = (&mut self.rbuf, &mut self.heartbeat, &mut self.drain);
         // Neither future does anything until polled, and each is polled only when wanted.
         let mut flushing = pin!(async { if queued { shared.flush().await } else { pending().await } });
-        let mut close_timer = pin!(async {
-            match closing {
-                Some(at) => sleep_until(at).await,
-                None => pending().await,
-            }
-        });
+        // Boxed, and only once closing: a timer inline would sit in every idle socket.
+        let mut close_timer = closing.map(|at| Box::pin(sleep_until(at)));
         poll_fn(|cx| {
             if can_read {
                 match rbuf.poll_fill(&mut **shared.io.borrow_mut(), cx) {
@@ -351,8 +348,8 @@ impl WsReceiver {
                     return Poll::Ready(Wake::Heartbeat);
                 }
             }
-            if closing.is_some() {
-                if close_timer.as_mut().poll(cx).is_ready() {
+            if let Some(timer) = close_timer.as_mut() {
+                if timer.as_mut().poll(cx).is_ready() {
                     return Poll::Ready(Wake::CloseTimeout);
                 }
             } else if Pin::new(&mut *drain).poll(cx).is_ready() {

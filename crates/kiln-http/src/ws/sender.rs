@@ -203,6 +203,13 @@ impl Shared {
             }
             Poll::Pending => {}
         }
+        // The waiting part is boxed: every future that may flush (each `recv`, each
+        // `send`) would otherwise carry its timer and waiter inline, idle or not.
+        Box::pin(self.flush_waiting()).await
+    }
+
+    /// The rest of [`flush`](Self::flush), once the socket has not taken everything.
+    async fn flush_waiting(&self) -> Result<(), SendError> {
         let _waiting = Waiting::new(&self.waiting);
         loop {
             if self.state.get() == WriteState::Broken {
@@ -229,11 +236,12 @@ impl Shared {
     /// Ends our side of the TCP stream (after the close handshake the server closes
     /// first, RFC 6455 §7.1.1), within the close timeout.
     pub(crate) async fn shutdown(&self) {
-        let _ = timeout(self.config.close_timeout, async {
+        // Boxed: it runs once, at the end, and its timer need not sit in every future.
+        let _ = Box::pin(timeout(self.config.close_timeout, async {
             if self.flush().await.is_ok() {
                 let _ = poll_fn(|cx| Pin::new(&mut **self.io.borrow_mut()).poll_shutdown(cx)).await;
             }
-        })
+        }))
         .await;
         self.state.set(WriteState::Broken);
     }
