@@ -8,7 +8,7 @@
 use std::future::{Future, pending, poll_fn};
 use std::pin::{Pin, pin};
 use std::rc::Rc;
-use std::task::Poll;
+use std::task::{Poll, Waker};
 
 use tokio::time::{Instant, Sleep, sleep_until, timeout_at};
 
@@ -58,6 +58,10 @@ pub struct WsReceiver {
     inflater: Option<Inflater>,
     /// Fires after an interval of silence: first a ping, then 1011.
     heartbeat: Option<Pin<Box<Sleep>>>,
+    /// The waker the heartbeat last registered: while the task is the same and the
+    /// timer has not fired, polling it again would only register that waker again
+    /// (a hundred instructions a message).
+    heartbeat_waker: Option<Waker>,
     heard: bool,
     pinged: bool,
     /// Set once our close frame is out: when we stop waiting for the peer's.
@@ -82,6 +86,7 @@ impl WsReceiver {
             control: Vec::new(),
             inflater,
             heartbeat,
+            heartbeat_waker: None,
             heard: false,
             pinged: false,
             closing: None,
@@ -147,9 +152,9 @@ impl WsReceiver {
             if header.opcode.is_control() {
                 self.control.extend_from_slice(payload);
             } else if self.closing.is_none() {
-                if self.msg.is_empty() && header.fin {
+                if self.msg.capacity() == 0 && header.fin {
                     // A message in one frame: its buffer is made once, to size.
-                    self.msg.reserve_exact(header.len.min(self.shared.config.max_message as u64) as usize);
+                    self.msg = Vec::with_capacity(header.len.min(self.shared.config.max_message as u64) as usize);
                 }
                 self.take_payload(avail, header.fin && complete)?;
             }
@@ -323,7 +328,8 @@ impl WsReceiver {
         // bound: its pings cannot grow our queue without end.
         let can_read = shared.queued() <= shared.config.max_queue;
         let closing = self.closing;
-        let (rbuf, heartbeat, drain) = (&mut self.rbuf, &mut self.heartbeat, &mut self.drain);
+        let (rbuf, heartbeat, heartbeat_waker, drain) =
+            (&mut self.rbuf, &mut self.heartbeat, &mut self.heartbeat_waker, &mut self.drain);
         // Neither future does anything until polled, and each is polled only when wanted.
         let mut flushing = pin!(async { if queued { shared.flush().await } else { pending().await } });
         // Boxed, and only once closing: a timer inline would sit in every idle socket.
@@ -344,8 +350,13 @@ impl WsReceiver {
                 }
             }
             if let Some(timer) = heartbeat.as_mut() {
-                if timer.as_mut().poll(cx).is_ready() {
-                    return Poll::Ready(Wake::Heartbeat);
+                let registered = heartbeat_waker.as_ref().is_some_and(|w| w.will_wake(cx.waker()));
+                if !registered || timer.is_elapsed() {
+                    if timer.as_mut().poll(cx).is_ready() {
+                        *heartbeat_waker = None;
+                        return Poll::Ready(Wake::Heartbeat);
+                    }
+                    *heartbeat_waker = Some(cx.waker().clone());
                 }
             }
             if let Some(timer) = close_timer.as_mut() {
@@ -366,6 +377,8 @@ impl WsReceiver {
         let Some(every) = self.shared.config.heartbeat else { return };
         if let Some(timer) = &mut self.heartbeat {
             timer.as_mut().reset(Instant::now() + every);
+            // Reset: polled again, to register afresh.
+            self.heartbeat_waker = None;
         }
         if std::mem::take(&mut self.heard) {
             self.pinged = false;
