@@ -313,7 +313,11 @@ impl WsSender {
         if self.shared.state.get() != WriteState::Open {
             return Err(SendError);
         }
-        poll_fn(|cx| Poll::Ready(self.shared.write_message(&msg, Some(cx)))).await;
+        poll_fn(|cx| {
+            self.shared.write_message(&msg, Some(cx));
+            Poll::Ready(())
+        })
+        .await;
         self.shared.flush().await
     }
 
