@@ -146,6 +146,24 @@ pub(crate) fn apply_mask(data: &mut [u8], mask: [u8; 4], offset: u64) {
     }
 }
 
+/// Appends `data` unmasked to `out`; `offset` as for [`apply_mask`]. One pass: each
+/// 32 bytes are XORed on their way into `out`.
+pub(crate) fn unmask_into(out: &mut Vec<u8>, data: &[u8], mask: [u8; 4], offset: u64) {
+    let shift = (offset % 4) as usize;
+    let wide: [u8; 32] = std::array::from_fn(|i| mask[(i + shift) % 4]);
+    out.reserve(data.len());
+    let mut chunks = data.chunks_exact(32);
+    for chunk in &mut chunks {
+        let block: [u8; 32] = std::array::from_fn(|i| chunk[i] ^ wide[i]);
+        out.extend_from_slice(&block);
+    }
+    let rest = chunks.remainder();
+    let start = out.len();
+    out.extend_from_slice(rest);
+    // 32 is a multiple of 4: the remainder starts at the same phase of the mask.
+    apply_mask(&mut out[start..], mask, offset);
+}
+
 /// The header of an unmasked frame with a payload of `len` bytes, and its length.
 pub(crate) fn header(fin: bool, rsv1: bool, opcode: OpCode, len: usize) -> ([u8; 10], usize) {
     let mut head = [0; 10];
@@ -238,6 +256,18 @@ mod tests {
             apply_mask(&mut fast, MASK, offset);
             let slow: Vec<u8> = data.iter().enumerate().map(|(i, b)| b ^ MASK[(i + offset as usize) % 4]).collect();
             assert_eq!(fast, slow, "offset {offset}");
+        }
+    }
+
+    #[test]
+    fn unmasking_while_copying_matches_in_place() {
+        let data: Vec<u8> = (0..101).collect();
+        for offset in 0..8u64 {
+            let mut in_place = data.clone();
+            apply_mask(&mut in_place, MASK, offset);
+            let mut copied = vec![7];
+            unmask_into(&mut copied, &data, MASK, offset);
+            assert_eq!(copied[1..], in_place[..], "offset {offset}");
         }
     }
 
