@@ -55,7 +55,8 @@ pub struct WsReceiver {
     checked: usize,
     utf8: Utf8Validator,
     control: Vec<u8>,
-    inflater: Option<Inflater>,
+    /// Boxed: most sockets never negotiate permessage-deflate.
+    inflater: Option<Box<Inflater>>,
     /// Fires after an interval of silence: first a ping, then 1011.
     heartbeat: Option<Pin<Box<Sleep>>>,
     /// The waker the heartbeat last registered: while the task is the same and the
@@ -84,7 +85,7 @@ impl WsReceiver {
             checked: 0,
             utf8: Utf8Validator::default(),
             control: Vec::new(),
-            inflater,
+            inflater: inflater.map(Box::new),
             heartbeat,
             heartbeat_waker: None,
             heard: false,

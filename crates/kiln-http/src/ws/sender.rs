@@ -60,7 +60,8 @@ pub(crate) struct Shared {
     progress: Notify,
     /// Flushes waiting for the socket: only then is `progress` worth telling.
     waiting: Cell<usize>,
-    deflate: RefCell<Option<(Deflater, Vec<u8>)>>,
+    /// Boxed: most sockets never negotiate it, and each would carry its room.
+    deflate: RefCell<Option<Box<(Deflater, Vec<u8>)>>>,
     pub(crate) state: Cell<WriteState>,
     pub(crate) config: WsConfig,
 }
@@ -73,7 +74,7 @@ impl Shared {
             out_pos: Cell::new(0),
             progress: Notify::new(),
             waiting: Cell::new(0),
-            deflate: RefCell::new(deflater.map(|d| (d, Vec::new()))),
+            deflate: RefCell::new(deflater.map(|d| Box::new((d, Vec::new())))),
             state: Cell::new(WriteState::Open),
             config,
         }
@@ -94,7 +95,7 @@ impl Shared {
             Message::Binary(b) => (OpCode::Binary, &b[..]),
         };
         let mut deflate = self.deflate.borrow_mut();
-        let (rsv1, payload) = match &mut *deflate {
+        let (rsv1, payload) = match deflate.as_deref_mut() {
             Some((deflater, scratch)) if payload.len() >= self.config.compress_from => {
                 deflater.compress(payload, scratch);
                 (true, &scratch[..])
@@ -114,7 +115,7 @@ impl Shared {
         } else {
             out.extend_from_slice(&payload[sent - head.len()..]);
         }
-        if let Some((_, scratch)) = &mut *deflate {
+        if let Some((_, scratch)) = deflate.as_deref_mut() {
             if scratch.capacity() > KEEP_SCRATCH {
                 *scratch = Vec::new();
             }

@@ -176,4 +176,14 @@ mod tests {
         let input = [client_frame(0x82, &[0u8; 9]), close_reply(1009)].concat();
         assert_eq!(run_echo(&input, 0, config), server_close(1009, "frame too large"));
     }
+
+    /// Regression guard for issue 23's idle memory: what every open socket keeps
+    /// (the receiver inline in the app's future, the shared half behind an `Rc`)
+    /// stays small; compression state, timers that run rarely and the read buffer
+    /// live elsewhere, allocated only when used.
+    #[test]
+    fn an_idle_sockets_state_stays_small() {
+        assert!(std::mem::size_of::<WebSocket>() <= 320, "{}", std::mem::size_of::<WebSocket>());
+        assert!(std::mem::size_of::<crate::ws::sender::Shared>() <= 256);
+    }
 }
