@@ -48,6 +48,9 @@ pub(crate) enum WriteState {
     Broken,
 }
 
+/// The compressor and the buffer it compresses each message into.
+type Compression = (Deflater, Vec<u8>);
+
 /// What both halves share.
 pub(crate) struct Shared {
     /// The transport, read by the receiver and written by whoever sends.
@@ -61,7 +64,7 @@ pub(crate) struct Shared {
     /// Flushes waiting for the socket: only then is `progress` worth telling.
     waiting: Cell<usize>,
     /// Boxed: most sockets never negotiate it, and each would carry its room.
-    deflate: RefCell<Option<Box<(Deflater, Vec<u8>)>>>,
+    deflate: RefCell<Option<Box<Compression>>>,
     pub(crate) state: Cell<WriteState>,
     pub(crate) config: WsConfig,
 }
