@@ -7,6 +7,7 @@ raw output) or raises `LoadError`. A run that overstays its limit is killed.
 from __future__ import annotations
 
 import json
+import re
 import selectors
 import signal
 import subprocess
@@ -16,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from .parse import LoadResult, ParseError, parse_ab, parse_h2load, parse_httperf, parse_wrk
+from .parse import LoadResult, ParseError, parse_ab, parse_h2load, parse_httperf, parse_wrk, parse_wsload
 
 LOAD_CPU = "1"
 """The CPU every load generator is pinned to; the server has CPU 0."""
@@ -173,3 +174,52 @@ def idle(port: int, path: str, conns: int, while_held: Callable[[], None]) -> Me
             client.wait()
     result = LoadResult(requests=report["answered"], socket_errors=conns - report["answered"])
     return Measurement(result, command, line)
+
+
+WSLOAD_SOURCE = Path(__file__).resolve().parents[1] / "wsload" / "wsload.c"
+WSLOAD_BINARY = Path(__file__).resolve().parents[1] / ".build" / "wsload" / "wsload"
+
+
+def wsload_binary() -> Path:
+    """bench/wsload built (cc and zlib), again whenever its source is newer."""
+    if not WSLOAD_BINARY.exists() or WSLOAD_BINARY.stat().st_mtime < WSLOAD_SOURCE.stat().st_mtime:
+        WSLOAD_BINARY.parent.mkdir(parents=True, exist_ok=True)
+        argv = ["cc", "-O2", "-o", str(WSLOAD_BINARY), str(WSLOAD_SOURCE), "-lz"]
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=120, check=False)
+        if done.returncode != 0:
+            raise LoadError("wsload did not build", argv, done.stdout + done.stderr)
+    return WSLOAD_BINARY
+
+
+def wsload(port: int, path: str, conns: int, size: int, duration_s: int, deflate: bool = False,
+           messages: int | None = None) -> Measurement:
+    """WebSocket echo: `conns` connections, one `size`-byte message in flight on each, for
+    `duration_s` (or until `messages` have come back)."""
+    argv = [str(wsload_binary())]
+    if messages is not None:
+        argv += ["-m", str(messages)]
+    if deflate:
+        argv.append("-z")
+    argv += ["127.0.0.1", str(port), path, str(conns), str(size), str(duration_s)]
+    return _run(argv, duration_s + 60 + GRACE_S, parse_wsload)
+
+
+def ws_idle(port: int, path: str, conns: int, while_held: Callable[[], None], hold_s: int = 60) -> Measurement:
+    """Open and upgrade `conns` WebSockets, call `while_held` while they idle, then close them."""
+    command = _pinned([str(wsload_binary()), "-i", "127.0.0.1", str(port), path, str(conns), "0", str(hold_s)])
+    client = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        with selectors.DefaultSelector() as sel:
+            sel.register(client.stdout, selectors.EVENT_READ)
+            ready = sel.select(timeout=90)
+        line = client.stdout.readline() if ready else ""
+        upgraded = re.search(r"upgraded=(\d+)", line)
+        if not upgraded:
+            raise LoadError(f"wsload -i: {line.strip() or 'nothing within 90 s'}", command, line)
+        time.sleep(1.0)  # let the server settle its buffers before measuring
+        while_held()
+    finally:
+        client.kill()
+        client.wait()
+    opened = int(upgraded.group(1))
+    return Measurement(LoadResult(requests=opened, socket_errors=conns - opened), command, line)

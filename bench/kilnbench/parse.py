@@ -193,3 +193,15 @@ def parse_httperf(text: str) -> LoadResult:
         result.timeouts = client_timo + socket_timo
         result.socket_errors = total_errors - result.timeouts
     return result
+
+
+def parse_wsload(text: str) -> LoadResult:
+    """Parse wsload's line: `connections=C size=S seconds=D messages=N rate=R errors=E`."""
+    line = _search(r"messages=(\d+) rate=([\d.]+) errors=(\d+)", text)
+    took = _search(r"seconds=([\d.]+)", text)
+    if line is None or took is None:
+        raise ParseError(f"wsload: {_first_line(text)}")
+    return LoadResult(
+        requests=int(line.group(1)), duration_s=float(took.group(1)), rps=float(line.group(2)),
+        socket_errors=int(line.group(3)),
+    )  # fmt: skip

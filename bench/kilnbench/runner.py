@@ -294,6 +294,8 @@ class Runner:
 
     def _probe(self, process: Process, workload: Workload, rep: int, probed: dict[str, bool]) -> bool:
         """Whether the server has the workload's endpoint right; a wrong answer gets a row."""
+        if not workload.probe:
+            return True
         if workload.path in probed:
             return probed[workload.path]
         server = process.server
@@ -329,7 +331,12 @@ class Runner:
 
     def _measure(self, process: Process, workload: Workload, rep: int) -> None:
         s = self.plan.settings
-        if s.warmup_s and workload.tool not in ("idle", "views"):
+        if s.warmup_s and workload.tool == "wsload":
+            try:
+                load.wsload(process.port, workload.path, workload.conns, workload.size, s.warmup_s, workload.deflate)
+            except load.LoadError as e:
+                self.progress(f"warm-up of {process.server.name} failed: {e}")
+        elif s.warmup_s and workload.tool not in ("idle", "views", "ws-idle"):
             self._warm_up(process, workload.path, min(workload.conns, 100), s.warmup_s)
         pid = process.pid
         rss_idle = procfs.rss_kb(pid)
@@ -347,7 +354,7 @@ class Runner:
         self.command(m.command)
         self._save_output(process.server, workload, rep, m.output)
         r = m.result
-        conns = s.idle_conns if workload.tool == "idle" else workload.conns
+        conns = s.idle_conns if workload.tool in ("idle", "ws-idle") else workload.conns
         note = f"RSS after {r.requests:,} requests: {rss_after} KiB" if workload.tool == "views" else None
         if r.reply_rate_avg is not None:
             note = f"httperf average reply rate {r.reply_rate_avg:,.1f}/s"
@@ -360,7 +367,7 @@ class Runner:
             rss_idle_kb=rss_idle, rss_peak_kb=sampler.peak_kb,
             cpu_s=round(procfs.cpu_seconds(pid) - cpu_before, 2), note=note,
         )  # fmt: skip
-        if workload.tool == "idle":
+        if workload.tool in ("idle", "ws-idle"):
             detail = f"{r.requests} idle connections held, RSS {rss_idle / 1024:.1f} -> {sampler.peak_kb / 1024:.1f} MiB"
         elif workload.tool == "views":
             detail = f"{r.requests:,} requests, RSS {rss_idle / 1024:.1f} -> {rss_after / 1024:.1f} MiB (peak {sampler.peak_kb / 1024:.1f})"
@@ -386,6 +393,10 @@ class Runner:
             return load.h2load(port, workload.path, workload.conns, workload.streams, s.duration_s)
         if workload.tool == "idle":
             return load.idle(port, workload.path, s.idle_conns, while_held=lambda: None)
+        if workload.tool == "ws-idle":
+            return load.ws_idle(port, workload.path, s.idle_conns, while_held=lambda: None)
+        if workload.tool == "wsload":
+            return load.wsload(port, workload.path, workload.conns, workload.size, s.duration_s, workload.deflate)
         if workload.tool == "views":
             return load.ab(port, workload.path, workload.conns, workload.requests)
         raise ValueError(f"unknown tool {workload.tool}")

@@ -361,10 +361,34 @@ def nginx(name: str, open_file_cache: bool, access_log: bool, workloads: frozens
     )
 
 
+def ws_floor() -> Server:
+    """The WebSocket echo floor (bench/peers/floor/ws_floor.c): unmasks and echoes, nothing else."""
+
+    def build(paths: Paths) -> list[Step]:
+        (paths.build / "floor").mkdir(parents=True, exist_ok=True)
+        source = paths.peers / "floor" / "ws_floor.c"
+        return [Step(["cc", "-O2", "-o", str(paths.build / "floor" / "ws_floor"), str(source)], paths.root)]
+
+    def launch(paths: Paths, port: int, opts: Options) -> Launch:
+        return Launch([str(paths.build / "floor" / "ws_floor")], _peer_env(paths, port, opts))
+
+    return Server(
+        "ws-floor",
+        "C epoll WebSocket echo: unmasks and echoes each read's frames in one write, no validation",
+        build,
+        launch,
+        lambda paths: _first_line(["cc", "--version"]),
+        tools={"cc": "gcc"},
+        workloads=frozenset({"ws-echo-20", "ws-echo-16k", "ws-idle-10k"}),
+        checks_body=False,
+    )
+
+
 SERVERS: list[Server] = [
     kiln("kiln", access_log=False),
     kiln("kiln+log", access_log=True),
     floor(),
+    ws_floor(),
     cargo_peer("actix", "peer-actix", "actix-web", "actix-web 4, 1 worker; bigtable with maud"),
     cargo_peer("axum", "peer-axum", "axum", "axum on a current-thread tokio runtime"),
     cargo_peer(

@@ -129,7 +129,7 @@ class Workload:
     tool: str
     """`wrk`, `wrk-pipeline`, `ab`, `httperf`, `h2load` (HTTP/2 with prior knowledge), `idle`, or
     `views` (a fixed number of requests from a server just started, no warm-up: memory before
-    and after)."""
+    and after), `wsload` (WebSocket echo, bench/wsload) or `ws-idle` (idle WebSockets held open)."""
     check: Check
     description: str
     conns: int = 100
@@ -148,6 +148,12 @@ class Workload:
     family: str | None = None
     """The contract workload whose endpoint this one loads in another way (a report's tool): a
     server whose `workloads` names the family runs it too."""
+    size: int = 0
+    """For `wsload`: the bytes of each echoed message."""
+    deflate: bool = False
+    """For `wsload`: offer permessage-deflate and send every message compressed."""
+    probe: bool = True
+    """Whether a plain GET probes the endpoint first (not for an upgrade, nor an endless stream)."""
 
 
 def mix_name(mode: str, every: int, conns: int) -> str:
@@ -261,11 +267,31 @@ H2_WORKLOADS: list[Workload] = [
 nginx and h2o too, whose h2c ports speak no HTTP/1.1 for this runner's probes."""
 WORKLOADS.extend(H2_WORKLOADS)
 
+WS_PATH = "/ws/echo"
+SSE_PATH = "/pages/tour/live"
+"""The demo's event stream of new comments on the seeded page: a quiet SSE subscriber."""
+WS_WORKLOADS: list[Workload] = [
+    Workload("ws-echo-20", WS_PATH, "wsload", _exactly(b""), "WebSocket echo of 20-byte messages, 100 connections",
+             size=20, probe=False, default=False),
+    Workload("ws-echo-16k", WS_PATH, "wsload", _exactly(b""), "WebSocket echo of 16 KiB messages, 100 connections",
+             size=16 * 1024, probe=False, default=False),
+    Workload("ws-echo-16k-deflate", WS_PATH, "wsload", _exactly(b""),
+             "WebSocket echo of 16 KiB messages with permessage-deflate, 100 connections",
+             size=16 * 1024, deflate=True, probe=False, quick=False, default=False),
+    Workload("ws-idle-10k", WS_PATH, "ws-idle", _exactly(b""), "memory with 10,000 idle WebSockets", probe=False, default=False),
+    Workload("sse-idle-10k", SSE_PATH, "idle", _exactly(b""), "memory with 10,000 quiet SSE subscribers",
+             probe=False, quick=False, default=False),
+]  # fmt: skip
+"""Issue 23's WebSocket and SSE workloads; only run when named (`--workloads ws`): a peer needs an
+echo endpoint on /ws/echo for them."""
+WORKLOADS.extend(WS_WORKLOADS)
+
 BY_NAME = {w.name: w for w in WORKLOADS}
 
 GROUPS: dict[str, list[str]] = {
     "database": ["db", "queries", "fortunes", "updates"],
     "h2": [w.name for w in H2_WORKLOADS],
+    "ws": [w.name for w in WS_WORKLOADS],
     # Blocking and async side by side at each step, so that drift hits both alike.
     "mix-table": [mix_name(m, e, c) for e in MIX_EVERIES for c in MIX_CONNS for m in MIX_MODES],
 }

@@ -55,6 +55,8 @@ const SHUTDOWN_IDLE_WAIT: Duration = Duration::from_secs(1);
 /// only once an autotuned send buffer of megabytes has half drained: the send timeout
 /// sees a slow reader's progress, and a stalled client pins less kernel memory.
 const NOTSENT_LOWAT: u32 = 128 * 1024;
+/// Write buffer a quiet streamed response keeps (see [`shed_while_quiet`]).
+const QUIET_STREAM_KEEP: usize = 512;
 /// Requests one connection answers in a row before letting the others run: a client
 /// that pipelines thousands of requests in one write must not hold the worker.
 const REQUESTS_PER_TURN: u32 = 64;
@@ -99,8 +101,15 @@ pub(crate) async fn serve<S: Service, T: Transport>(
         conn.worker.unhold(&mut conn.held);
         conn.worker.release(mem::take(&mut conn.bufs));
         let Conn { stream, worker, slot, .. } = conn;
-        crate::upgrade::run(on_upgrade, Upgraded::new(Box::new(stream), read_ahead)).await;
-        worker.close_connection(slot);
+        // The upgraded connection goes on in a task of its own, sized for it alone:
+        // this one's future is sized for HTTP's largest state, which a WebSocket held
+        // open for hours would otherwise carry (issue 23: an idle WebSocket costs no
+        // more than about 2 KiB). It keeps the connection's slot, so it still counts
+        // against the worker's limit and shutdown waits for it.
+        tokio::task::spawn_local(async move {
+            crate::upgrade::run(on_upgrade, Upgraded::new(Box::new(stream), read_ahead)).await;
+            worker.close_connection(slot);
+        });
         return;
     }
     conn.worker.unhold(&mut conn.held);
@@ -115,6 +124,21 @@ pub(crate) async fn serve<S: Service, T: Transport>(
         conn.stream.close(LINGER_TIME).await;
     }
     conn.worker.close_connection(conn.slot);
+}
+
+/// While a streamed body has nothing to send (an event stream between events), the
+/// connection keeps no buffer larger than its next small chunk needs: ten thousand
+/// quiet subscribers must cost about what ten thousand idle connections do. The read
+/// buffer goes when no pipelined request waits in it; the write buffer, which the
+/// last flush emptied, when it grew past a small event's size.
+fn shed_while_quiet(write: &mut Vec<u8>, read: &mut Vec<u8>, start: &mut usize) {
+    if write.is_empty() && write.capacity() > QUIET_STREAM_KEEP {
+        *write = Vec::new();
+    }
+    if read.len() == *start && read.capacity() > 0 {
+        *read = Vec::new();
+        *start = 0;
+    }
 }
 
 /// The upgrade callback of a `101` that went out, if the connection ended on one.
@@ -543,9 +567,13 @@ impl<T: Transport> Conn<T> {
     async fn send_stream(&mut self, mut body: BodyStream, chunked: bool) -> Flow {
         let mut watching = true;
         loop {
-            let (tcp, write) = (self.stream.tcp(), &mut self.bufs.write);
-            let gathered = poll_fn(|cx| match stream::poll_gather(&mut body, cx, write, chunked) {
+            let (tcp, bufs, start) = (self.stream.tcp(), &mut *self.bufs, &mut self.start);
+            let gathered = poll_fn(|cx| match stream::poll_gather(&mut body, cx, &mut bufs.write, chunked) {
                 Poll::Pending if stream::poll_peer_closed(tcp, cx, &mut watching) => Poll::Ready(None),
+                Poll::Pending => {
+                    shed_while_quiet(&mut bufs.write, &mut bufs.read, start);
+                    Poll::Pending
+                }
                 gathered => gathered.map(Some),
             });
             match gathered.await {

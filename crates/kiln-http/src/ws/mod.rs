@@ -6,6 +6,7 @@
 //!
 //! - `frame`: frame headers, masking; `close`: close codes and payloads;
 //!   `utf8`: incremental validation; `deflate`: negotiation and (de)compression;
+//! - `readbuf`: input lent a buffer only while there is some, so idle sockets hold none;
 //! - `sender`: the bounded output queue; `receiver`: reading, reassembly, control
 //!   frames, heartbeat and close; `socket`: both together.
 
@@ -14,6 +15,7 @@ mod config;
 mod deflate;
 mod frame;
 mod message;
+mod readbuf;
 mod receiver;
 mod sender;
 mod socket;

@@ -5,22 +5,21 @@
 //! only sends must still keep a task receiving, or pings go unanswered and the
 //! close handshake never completes (the heartbeat then closes the socket).
 
-use std::pin::Pin;
+use std::future::{Future, pending, poll_fn};
+use std::pin::{Pin, pin};
 use std::rc::Rc;
+use std::task::{Poll, Waker};
 
-use tokio::io::{AsyncReadExt, ReadHalf};
 use tokio::time::{Instant, Sleep, sleep_until, timeout_at};
 
 use super::close::{self, CloseCode, CloseFrame};
 use super::deflate::{InflateError, Inflater};
 use super::frame::{self, FrameError, Header, OpCode};
 use super::message::Message;
+use super::readbuf::ReadBuf;
 use super::sender::{Shared, WriteState};
 use super::utf8::Utf8Validator;
-use crate::upgrade::UpgradedIo;
-
-/// Free space offered to each read.
-const READ_CHUNK: usize = 16 * 1024;
+use crate::drain::Drain;
 
 /// What the buffered bytes gave.
 enum Event {
@@ -45,9 +44,8 @@ enum Wake {
 /// The receiving half of a WebSocket; see [`recv`](Self::recv).
 pub struct WsReceiver {
     shared: Rc<Shared>,
-    read: ReadHalf<Box<dyn UpgradedIo>>,
-    rbuf: Vec<u8>,
-    rpos: usize,
+    /// Input read and not yet parsed; it holds no buffer while the socket idles.
+    rbuf: ReadBuf,
     /// The frame whose payload is being read, and how much of it has been.
     frame: Option<(Header, u64)>,
     /// The message being reassembled: its opcode, whether it is compressed.
@@ -57,43 +55,45 @@ pub struct WsReceiver {
     checked: usize,
     utf8: Utf8Validator,
     control: Vec<u8>,
-    inflater: Option<Inflater>,
+    /// Boxed: most sockets never negotiate permessage-deflate.
+    inflater: Option<Box<Inflater>>,
     /// Fires after an interval of silence: first a ping, then 1011.
     heartbeat: Option<Pin<Box<Sleep>>>,
+    /// The waker the heartbeat last registered: while the task is the same and the
+    /// timer has not fired, polling it again would only register that waker again
+    /// (a hundred instructions a message).
+    heartbeat_waker: Option<Waker>,
     heard: bool,
     pinged: bool,
     /// Set once our close frame is out: when we stop waiting for the peer's.
     closing: Option<Instant>,
     peer_close: Option<CloseFrame>,
     done: bool,
+    /// The worker's shutdown signal, registered once for the socket's life.
+    drain: Drain,
 }
 
 impl WsReceiver {
-    pub(crate) fn new(
-        shared: Rc<Shared>,
-        read: ReadHalf<Box<dyn UpgradedIo>>,
-        read_ahead: Vec<u8>,
-        inflater: Option<Inflater>,
-    ) -> Self {
+    pub(crate) fn new(shared: Rc<Shared>, read_ahead: &[u8], inflater: Option<Inflater>) -> Self {
         let heartbeat = shared.config.heartbeat.map(|every| Box::pin(sleep_until(Instant::now() + every)));
         WsReceiver {
             shared,
-            read,
-            rbuf: read_ahead,
-            rpos: 0,
+            rbuf: ReadBuf::with_bytes(read_ahead),
             frame: None,
             msg_op: None,
             msg: Vec::new(),
             checked: 0,
             utf8: Utf8Validator::default(),
             control: Vec::new(),
-            inflater,
+            inflater: inflater.map(Box::new),
             heartbeat,
+            heartbeat_waker: None,
             heard: false,
             pinged: false,
             closing: None,
             peer_close: None,
             done: false,
+            drain: crate::drain::draining(),
         }
     }
 
@@ -131,12 +131,12 @@ impl WsReceiver {
                 None => {
                     let deflate = self.inflater.is_some();
                     let max_frame = self.shared.config.max_frame as u64;
-                    let Some((h, n)) = frame::parse_header(&self.rbuf[self.rpos..], deflate, max_frame)
+                    let Some((h, n)) = frame::parse_header(self.rbuf.bytes(), deflate, max_frame)
                         .map_err(|FrameError { code, reason }| (code, reason))?
                     else {
                         return Ok(None);
                     };
-                    self.rpos += n;
+                    self.rbuf.consume(n);
                     // Once closing, data frames are skipped unchecked: only the peer's
                     // close frame matters now.
                     if self.closing.is_none() || h.opcode.is_control() {
@@ -145,18 +145,21 @@ impl WsReceiver {
                     (h, 0)
                 }
             };
-            let avail = ((self.rbuf.len() - self.rpos) as u64).min(header.len - read) as usize;
-            let end = self.rpos + avail;
-            let payload = &mut self.rbuf[self.rpos..end];
-            frame::apply_mask(payload, header.mask, read);
-            let read = read + avail as u64;
-            let complete = read == header.len;
+            let avail = (self.rbuf.bytes().len() as u64).min(header.len - read) as usize;
+            let complete = read + avail as u64 == header.len;
             if header.opcode.is_control() {
+                let payload = &mut self.rbuf.bytes_mut()[..avail];
+                frame::apply_mask(payload, header.mask, read);
                 self.control.extend_from_slice(payload);
             } else if self.closing.is_none() {
-                self.take_payload(self.rpos, end, header.fin && complete)?;
+                if self.msg.capacity() == 0 && header.fin {
+                    // A message in one frame: its buffer is made once, to size.
+                    self.msg = Vec::with_capacity(header.len.min(self.shared.config.max_message as u64) as usize);
+                }
+                self.take_payload(avail, &header, read, header.fin && complete)?;
             }
-            self.rpos = end;
+            let read = read + avail as u64;
+            self.rbuf.consume(avail);
             if !complete {
                 self.frame = Some((header, read));
                 return Ok(None);
@@ -199,15 +202,18 @@ impl WsReceiver {
         Ok(())
     }
 
-    /// Adds the unmasked payload at `rbuf[from..to]` to the message; `last`: it ends it.
-    fn take_payload(&mut self, from: usize, to: usize, last: bool) -> Result<(), Fail> {
+    /// Adds the first `len` unparsed bytes, the payload of `header` from its byte
+    /// `offset`, unmasked, to the message; `last`: they end it.
+    fn take_payload(&mut self, len: usize, header: &Header, offset: u64, last: bool) -> Result<(), Fail> {
         let Some((op, compressed)) = self.msg_op else { return Ok(()) };
-        let payload = &self.rbuf[from..to];
         if compressed {
+            let payload = &mut self.rbuf.bytes_mut()[..len];
+            frame::apply_mask(payload, header.mask, offset);
             let inflater = self.inflater.as_mut().ok_or((CloseCode::PROTOCOL_ERROR, "RSV1 without deflate"))?;
             inflater.inflate(payload, &mut self.msg, self.shared.config.max_message).map_err(inflate_fail)?;
         } else {
-            self.msg.extend_from_slice(payload);
+            // Unmasked as it is copied: one pass over the payload, not two.
+            frame::unmask_into(&mut self.msg, &self.rbuf.bytes()[..len], header.mask, offset);
         }
         // A message that arrives whole is checked once, at its end; one that arrives in
         // pieces is checked as they come, so bad text fails at once (§8.1).
@@ -277,14 +283,15 @@ impl WsReceiver {
         let deadline = Instant::now() + self.shared.config.close_timeout;
         loop {
             self.rbuf.clear();
-            self.rbuf.reserve(READ_CHUNK);
-            match timeout_at(deadline, self.read.read_buf(&mut self.rbuf)).await {
+            let (rbuf, shared) = (&mut self.rbuf, &*self.shared);
+            let read = poll_fn(|cx| rbuf.poll_fill(&mut **shared.io.borrow_mut(), cx));
+            // Boxed: a failing socket's timer need not sit in every socket's future.
+            match Box::pin(timeout_at(deadline, read)).await {
                 Ok(Ok(n)) if n > 0 => {}
                 _ => break,
             }
         }
-        self.rbuf = Vec::new();
-        self.rpos = 0;
+        self.rbuf.clear();
         self.done = true;
     }
 
@@ -299,39 +306,11 @@ impl WsReceiver {
     }
 
     /// Waits for input, the heartbeat, drain or the close timeout, writing what is
-    /// queued meanwhile.
+    /// queued meanwhile. Polled by hand rather than through `select!`, which would
+    /// build every branch's future (timers included) on each call: this runs once per
+    /// message received.
     async fn wait(&mut self) {
-        if self.rpos == self.rbuf.len() {
-            self.rbuf.clear();
-            self.rpos = 0;
-        } else if self.rpos > 0 {
-            self.rbuf.drain(..self.rpos);
-            self.rpos = 0;
-        }
-        self.rbuf.reserve(READ_CHUNK);
-        let shared = &*self.shared;
-        let queued = shared.queued() > 0;
-        // A peer that does not read what we queue is not read from either, past the
-        // bound: its pings cannot grow our queue without end.
-        let can_read = shared.queued() <= shared.config.max_queue;
-        let (rbuf, read) = (&mut self.rbuf, &mut self.read);
-        let closing = self.closing;
-        let has_heartbeat = self.heartbeat.is_some();
-        let heartbeat = self.heartbeat.as_mut();
-        let wake = tokio::select! {
-            biased;
-            n = read.read_buf(rbuf), if can_read => match n {
-                Ok(n) => Wake::Read(n),
-                Err(_) => Wake::ReadError,
-            },
-            r = shared.flush(), if queued => match r {
-                Ok(()) => Wake::Wrote,
-                Err(_) => Wake::ReadError,
-            },
-            () = async { heartbeat.expect("checked").await }, if has_heartbeat => Wake::Heartbeat,
-            () = sleep_until(closing.unwrap_or_else(Instant::now)), if closing.is_some() => Wake::CloseTimeout,
-            () = crate::drain::draining(), if closing.is_none() => Wake::Drain,
-        };
+        let wake = self.wake().await;
         match wake {
             Wake::Read(0) | Wake::ReadError | Wake::CloseTimeout => self.finish().await,
             Wake::Read(_) => self.heard = true,
@@ -345,12 +324,65 @@ impl WsReceiver {
         }
     }
 
+    /// What ends the wait; see [`wait`](Self::wait).
+    async fn wake(&mut self) -> Wake {
+        let shared = &*self.shared;
+        let queued = shared.queued() > 0;
+        // A peer that does not read what we queue is not read from either, past the
+        // bound: its pings cannot grow our queue without end.
+        let can_read = shared.queued() <= shared.config.max_queue;
+        let closing = self.closing;
+        let (rbuf, heartbeat, heartbeat_waker, drain) =
+            (&mut self.rbuf, &mut self.heartbeat, &mut self.heartbeat_waker, &mut self.drain);
+        // Neither future does anything until polled, and each is polled only when wanted.
+        let mut flushing = pin!(async { if queued { shared.flush().await } else { pending().await } });
+        // Boxed, and only once closing: a timer inline would sit in every idle socket.
+        let mut close_timer = closing.map(|at| Box::pin(sleep_until(at)));
+        poll_fn(|cx| {
+            if can_read {
+                match rbuf.poll_fill(&mut **shared.io.borrow_mut(), cx) {
+                    Poll::Ready(Ok(n)) => return Poll::Ready(Wake::Read(n)),
+                    Poll::Ready(Err(_)) => return Poll::Ready(Wake::ReadError),
+                    Poll::Pending => {}
+                }
+            }
+            if queued {
+                match flushing.as_mut().poll(cx) {
+                    Poll::Ready(Ok(())) => return Poll::Ready(Wake::Wrote),
+                    Poll::Ready(Err(_)) => return Poll::Ready(Wake::ReadError),
+                    Poll::Pending => {}
+                }
+            }
+            if let Some(timer) = heartbeat.as_mut() {
+                let registered = heartbeat_waker.as_ref().is_some_and(|w| w.will_wake(cx.waker()));
+                if !registered || timer.is_elapsed() {
+                    if timer.as_mut().poll(cx).is_ready() {
+                        *heartbeat_waker = None;
+                        return Poll::Ready(Wake::Heartbeat);
+                    }
+                    *heartbeat_waker = Some(cx.waker().clone());
+                }
+            }
+            if let Some(timer) = close_timer.as_mut() {
+                if timer.as_mut().poll(cx).is_ready() {
+                    return Poll::Ready(Wake::CloseTimeout);
+                }
+            } else if Pin::new(&mut *drain).poll(cx).is_ready() {
+                return Poll::Ready(Wake::Drain);
+            }
+            Poll::Pending
+        })
+        .await
+    }
+
     /// The heartbeat's timer fired: all is well if the peer was heard since the last
     /// beat; else ping it, and if it was pinged already, close with 1011.
     async fn beat(&mut self) {
         let Some(every) = self.shared.config.heartbeat else { return };
         if let Some(timer) = &mut self.heartbeat {
             timer.as_mut().reset(Instant::now() + every);
+            // Reset: polled again, to register afresh.
+            self.heartbeat_waker = None;
         }
         if std::mem::take(&mut self.heard) {
             self.pinged = false;

@@ -15,12 +15,12 @@
 use std::cell::{Cell, RefCell};
 use std::fmt;
 use std::future::poll_fn;
-use std::io;
+use std::io::{self, IoSlice};
 use std::pin::{Pin, pin};
 use std::rc::Rc;
 use std::task::{Context, Poll};
 
-use tokio::io::{AsyncWrite, WriteHalf};
+use tokio::io::AsyncWrite;
 use tokio::sync::Notify;
 use tokio::time::timeout;
 
@@ -31,8 +31,12 @@ use super::frame::{self, OpCode};
 use super::message::Message;
 use crate::upgrade::UpgradedIo;
 
-/// An output buffer grown past this is freed once written, not kept for reuse.
-const KEEP_BUFFER: usize = 64 * 1024;
+/// An output queue grown past this is freed once written, not kept for reuse: an
+/// idle socket holds next to nothing. (Most messages never enter the queue: see
+/// [`Shared::write_message`].)
+const KEEP_BUFFER: usize = 256;
+/// A compression buffer grown past this is freed once its message is out.
+const KEEP_SCRATCH: usize = 64 * 1024;
 
 /// Where the write side stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -44,28 +48,36 @@ pub(crate) enum WriteState {
     Broken,
 }
 
+/// The compressor and the buffer it compresses each message into.
+type Compression = (Deflater, Vec<u8>);
+
 /// What both halves share.
 pub(crate) struct Shared {
-    writer: RefCell<WriteHalf<Box<dyn UpgradedIo>>>,
+    /// The transport, read by the receiver and written by whoever sends.
+    pub(crate) io: RefCell<Box<dyn UpgradedIo>>,
     /// Encoded frames not yet written, from `out_pos`.
     out: RefCell<Vec<u8>>,
     out_pos: Cell<usize>,
     /// Told whenever bytes leave, so that whoever else waits to write looks again
     /// (only the last task to poll the socket gets its wake-up).
     progress: Notify,
-    deflate: RefCell<Option<(Deflater, Vec<u8>)>>,
+    /// Flushes waiting for the socket: only then is `progress` worth telling.
+    waiting: Cell<usize>,
+    /// Boxed: most sockets never negotiate it, and each would carry its room.
+    deflate: RefCell<Option<Box<Compression>>>,
     pub(crate) state: Cell<WriteState>,
     pub(crate) config: WsConfig,
 }
 
 impl Shared {
-    pub(crate) fn new(writer: WriteHalf<Box<dyn UpgradedIo>>, deflater: Option<Deflater>, config: WsConfig) -> Self {
+    pub(crate) fn new(io: Box<dyn UpgradedIo>, deflater: Option<Deflater>, config: WsConfig) -> Self {
         Shared {
-            writer: RefCell::new(writer),
+            io: RefCell::new(io),
             out: RefCell::new(Vec::new()),
             out_pos: Cell::new(0),
             progress: Notify::new(),
-            deflate: RefCell::new(deflater.map(|d| (d, Vec::new()))),
+            waiting: Cell::new(0),
+            deflate: RefCell::new(deflater.map(|d| Box::new((d, Vec::new())))),
             state: Cell::new(WriteState::Open),
             config,
         }
@@ -76,23 +88,59 @@ impl Shared {
         self.out.borrow().len() - self.out_pos.get()
     }
 
-    /// Encodes a data message into the queue, compressed when deflate is on.
-    fn push_message(&self, msg: &Message) {
+    /// Sends a data message, compressed when deflate is on. With `cx` and nothing
+    /// queued it goes out from where it lies: header and payload in one vectored
+    /// write, no copy. What the socket does not take now (all of it without `cx`, or
+    /// on a transport that cannot write vectored, as TLS) is queued.
+    fn write_message(&self, msg: &Message, cx: Option<&mut Context<'_>>) {
         let (opcode, payload) = match msg {
             Message::Text(s) => (OpCode::Text, s.as_bytes()),
             Message::Binary(b) => (OpCode::Binary, &b[..]),
         };
-        let mut out = self.out.borrow_mut();
         let mut deflate = self.deflate.borrow_mut();
-        match &mut *deflate {
+        let (rsv1, payload) = match deflate.as_deref_mut() {
             Some((deflater, scratch)) if payload.len() >= self.config.compress_from => {
                 deflater.compress(payload, scratch);
-                frame::encode_frame(&mut out, true, opcode, scratch);
-                if scratch.capacity() > KEEP_BUFFER {
-                    *scratch = Vec::new();
-                }
+                (true, &scratch[..])
             }
-            _ => frame::encode_frame(&mut out, false, opcode, payload),
+            _ => (false, payload),
+        };
+        let (head, head_len) = frame::header(true, rsv1, opcode, payload.len());
+        let head = &head[..head_len];
+        let sent = match cx {
+            Some(cx) if self.queued() == 0 => self.write_direct(cx, head, payload),
+            _ => 0,
+        };
+        let mut out = self.out.borrow_mut();
+        if sent < head.len() {
+            out.extend_from_slice(&head[sent..]);
+            out.extend_from_slice(payload);
+        } else {
+            out.extend_from_slice(&payload[sent - head.len()..]);
+        }
+        if let Some((_, scratch)) = deflate.as_deref_mut() {
+            if scratch.capacity() > KEEP_SCRATCH {
+                *scratch = Vec::new();
+            }
+        }
+    }
+
+    /// One vectored write of a frame; how much of it the socket took.
+    fn write_direct(&self, cx: &mut Context<'_>, head: &[u8], payload: &[u8]) -> usize {
+        let mut io = self.io.borrow_mut();
+        if !io.is_write_vectored() {
+            return 0;
+        }
+        let bufs = [IoSlice::new(head), IoSlice::new(payload)];
+        match Pin::new(&mut **io).poll_write_vectored(cx, &bufs) {
+            Poll::Ready(Ok(n)) => {
+                if n > 0 && self.waiting.get() > 0 {
+                    self.progress.notify_waiters();
+                }
+                n
+            }
+            // An error shows again on the flush that follows.
+            Poll::Ready(Err(_)) | Poll::Pending => 0,
         }
     }
 
@@ -114,7 +162,7 @@ impl Shared {
 
     /// Writes what the socket takes now; `Ready` once the queue is empty and flushed.
     fn poll_write_out(&self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        let mut writer = self.writer.borrow_mut();
+        let mut writer = self.io.borrow_mut();
         loop {
             let out = self.out.borrow();
             let pos = self.out_pos.get();
@@ -134,7 +182,9 @@ impl Shared {
                 Poll::Ready(Ok(0)) => return Poll::Ready(Err(io::ErrorKind::WriteZero.into())),
                 Poll::Ready(Ok(n)) => {
                     self.out_pos.set(pos + n);
-                    self.progress.notify_waiters();
+                    if self.waiting.get() > 0 {
+                        self.progress.notify_waiters();
+                    }
                 }
                 Poll::Ready(Err(e)) => return Poll::Ready(Err(e)),
                 Poll::Pending => return Poll::Pending,
@@ -145,6 +195,26 @@ impl Shared {
     /// Writes the whole queue; each wait must see the peer take bytes within the send
     /// timeout, or the connection is marked broken.
     pub(crate) async fn flush(&self) -> Result<(), SendError> {
+        if self.state.get() == WriteState::Broken {
+            return Err(SendError);
+        }
+        // Most flushes end at once: then no timer is set and no waiter registered.
+        match poll_fn(|cx| Poll::Ready(self.poll_write_out(cx))).await {
+            Poll::Ready(Ok(())) => return Ok(()),
+            Poll::Ready(Err(_)) => {
+                self.state.set(WriteState::Broken);
+                return Err(SendError);
+            }
+            Poll::Pending => {}
+        }
+        // The waiting part is boxed: every future that may flush (each `recv`, each
+        // `send`) would otherwise carry its timer and waiter inline, idle or not.
+        Box::pin(self.flush_waiting()).await
+    }
+
+    /// The rest of [`flush`](Self::flush), once the socket has not taken everything.
+    async fn flush_waiting(&self) -> Result<(), SendError> {
+        let _waiting = Waiting::new(&self.waiting);
         loop {
             if self.state.get() == WriteState::Broken {
                 return Err(SendError);
@@ -170,13 +240,30 @@ impl Shared {
     /// Ends our side of the TCP stream (after the close handshake the server closes
     /// first, RFC 6455 §7.1.1), within the close timeout.
     pub(crate) async fn shutdown(&self) {
-        let _ = timeout(self.config.close_timeout, async {
+        // Boxed: it runs once, at the end, and its timer need not sit in every future.
+        let _ = Box::pin(timeout(self.config.close_timeout, async {
             if self.flush().await.is_ok() {
-                let _ = poll_fn(|cx| Pin::new(&mut *self.writer.borrow_mut()).poll_shutdown(cx)).await;
+                let _ = poll_fn(|cx| Pin::new(&mut **self.io.borrow_mut()).poll_shutdown(cx)).await;
             }
-        })
+        }))
         .await;
         self.state.set(WriteState::Broken);
+    }
+}
+
+/// Counts a flush as waiting for the socket while it lives (cancelled or not).
+struct Waiting<'a>(&'a Cell<usize>);
+
+impl<'a> Waiting<'a> {
+    fn new(count: &'a Cell<usize>) -> Self {
+        count.set(count.get() + 1);
+        Waiting(count)
+    }
+}
+
+impl Drop for Waiting<'_> {
+    fn drop(&mut self) {
+        self.0.set(self.0.get() - 1);
     }
 }
 
@@ -230,7 +317,11 @@ impl WsSender {
         if self.shared.state.get() != WriteState::Open {
             return Err(SendError);
         }
-        self.shared.push_message(&msg);
+        poll_fn(|cx| {
+            self.shared.write_message(&msg, Some(cx));
+            Poll::Ready(())
+        })
+        .await;
         self.shared.flush().await
     }
 
@@ -245,7 +336,7 @@ impl WsSender {
         if self.shared.queued() > self.shared.config.max_queue {
             return Err(TrySendError::Full(msg));
         }
-        self.shared.push_message(&msg);
+        self.shared.write_message(&msg, None);
         Ok(())
     }
 

@@ -35,12 +35,13 @@ impl WebSocket {
     /// no compression).
     pub fn new(upgraded: Upgraded, config: WsConfig, deflate: Option<DeflateParams>) -> Self {
         let (io, read_ahead) = upgraded.into_parts();
-        let (read, write) = tokio::io::split(io);
         let deflater = deflate.map(|p| Deflater::new(&p, config.compression_level));
         let inflater = deflate.map(|p| Inflater::new(&p));
-        let shared = Rc::new(Shared::new(write, deflater, config));
+        // One transport for both halves: reads and writes are each polled within one
+        // call, never across an await, so they never overlap.
+        let shared = Rc::new(Shared::new(io, deflater, config));
         let tx = WsSender { shared: Rc::clone(&shared) };
-        let rx = WsReceiver::new(shared, read, read_ahead, inflater);
+        let rx = WsReceiver::new(shared, &read_ahead, inflater);
         WebSocket { tx, rx }
     }
 
@@ -174,5 +175,15 @@ mod tests {
         let config = WsConfig { max_frame: 8, ..WsConfig::default() };
         let input = [client_frame(0x82, &[0u8; 9]), close_reply(1009)].concat();
         assert_eq!(run_echo(&input, 0, config), server_close(1009, "frame too large"));
+    }
+
+    /// Regression guard for issue 23's idle memory: what every open socket keeps
+    /// (the receiver inline in the app's future, the shared half behind an `Rc`)
+    /// stays small; compression state, timers that run rarely and the read buffer
+    /// live elsewhere, allocated only when used.
+    #[test]
+    fn an_idle_sockets_state_stays_small() {
+        assert!(std::mem::size_of::<WebSocket>() <= 320, "{}", std::mem::size_of::<WebSocket>());
+        assert!(std::mem::size_of::<crate::ws::sender::Shared>() <= 256);
     }
 }

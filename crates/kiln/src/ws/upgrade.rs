@@ -149,8 +149,10 @@ impl WebSocketUpgrade {
         let protocol = self.protocols.into_iter().find(|p| self.handshake.protocols.contains(p));
         let config = self.config;
         let params = deflate.as_ref().map(|(p, _)| *p);
+        // The socket is made before the app's future, which alone is boxed: no wrapper
+        // future keeps the settings and the transport's parts for the socket's life.
         let start: kiln_http::OnUpgrade =
-            Box::new(move |upgraded| Box::pin(async move { callback(WebSocket::new(upgraded, config, params)).await }));
+            Box::new(move |upgraded| Box::pin(callback(WebSocket::new(upgraded, config, params))));
         WebSocketResponse { accept: self.handshake.accept, extension: deflate.map(|(_, line)| line), protocol, start }
     }
 }
