@@ -42,6 +42,8 @@ struct Args {
     site: site::settings::SiteArgs,
     #[command(flatten)]
     tls: https::TlsArgs,
+    #[command(flatten)]
+    observe: ObserveArgs,
     /// Folder served at `/static/` (`asset!` links under their hashed names, immutable).
     #[arg(long, env = "KILN_PUBLIC", default_value = concat!(env!("CARGO_MANIFEST_DIR"), "/public"))]
     public: std::path::PathBuf,
@@ -86,6 +88,18 @@ struct LimitArgs {
     /// Open connections per worker; more are accepted and closed at once.
     #[arg(long, env = "KILN_MAX_CONNECTIONS", default_value_t = kiln_http::MAX_CONNECTIONS_PER_WORKER)]
     max_connections: usize,
+}
+
+/// What the demo reports about itself beyond the access log; both off by default.
+#[derive(clap::Args, Debug)]
+struct ObserveArgs {
+    /// Serve `/metrics` in Prometheus' text format (requests by route and status,
+    /// latency, open connections, the database's queued calls, bus lag).
+    #[arg(long, env = "KILN_METRICS")]
+    metrics: bool,
+    /// Run each request in a `tracing` span (`kiln::request`, with method and path).
+    #[arg(long, env = "KILN_REQUEST_SPANS")]
+    request_spans: bool,
 }
 
 impl LimitArgs {
@@ -174,6 +188,7 @@ fn main() -> ExitCode {
     if let Some(Err(e)) = log.as_ref().map(AccessLog::reopen_on_sighup) {
         eprintln!("kiln-demo: SIGHUP handler: {e}");
     }
+    let metrics = args.observe.metrics.then(|| kiln::Metrics::new().database(&databases.main));
     let app = App::new({
         let settings = std::sync::Arc::clone(&settings);
         move |_worker| state::Worker::new(&databases, &settings)
@@ -189,8 +204,13 @@ fn main() -> ExitCode {
     .secure_headers(SecureHeaders::new().except(is_benchmark))
     .compression(Compression::new().except(is_benchmark))
     // The stylesheet is fetched while a page renders (HTTP/2 only), and its file checked here.
-    .early_hints(&site::ASSET_LINKS)
-    .try_assets_linked(&args.public, &site::ASSET_LINKS);
+    .early_hints(&site::ASSET_LINKS);
+    let app = match metrics {
+        Some(metrics) => app.metrics(metrics),
+        None => app,
+    };
+    let app = if args.observe.request_spans { app.request_spans() } else { app };
+    let app = app.try_assets_linked(&args.public, &site::ASSET_LINKS);
     let app = match app {
         Ok(app) => app,
         Err(e) => {

@@ -72,6 +72,9 @@ class Options:
 ACCESS_LOG_WORKLOADS = frozenset({"pong", "static", "pong-httperf", "static-httperf"})
 """What a log-on variant runs: Snap's pong and file, to compare with the same server's log-off rows."""
 
+OBSERVE_WORKLOADS = frozenset({"pong", "hello", "json", "wiki"})
+"""Where `/metrics` and request spans are weighed against kiln without them (issue 25: within 3 %)."""
+
 FILE_WORKLOADS = frozenset({"static", "static-1m", "static-httperf"})
 """What a variant that only changes file serving runs."""
 
@@ -171,8 +174,9 @@ def _kiln_flags(paths: Paths) -> str:
     return _output([str(_kiln_binary(paths)), "--help"])
 
 
-def kiln(name: str, access_log: bool) -> Server:
-    """kiln-demo from this checkout, one worker; `access_log` turns its access log on."""
+def kiln(name: str, access_log: bool, observe: bool = False) -> Server:
+    """kiln-demo from this checkout, one worker; `access_log` turns its access log on,
+    `observe` its `/metrics` and per-request tracing spans (their cost on the request path)."""
 
     def build(paths: Paths) -> list[Step]:
         built = paths.root / "target" / "release" / "kiln-demo"
@@ -195,6 +199,10 @@ def kiln(name: str, access_log: bool) -> Server:
             raise Unsupported("kiln-demo has no --access-log flag yet")
         if opts.database_url and "--database" in flags:
             argv += ["--database", opts.database_url]
+        if observe:
+            if "--request-spans" not in flags:
+                raise Unsupported("kiln-demo has no --metrics/--request-spans flags yet")
+            argv += ["--metrics", "--request-spans"]
         return Launch(argv, cwd=paths.root, cleanup=cleanup)
 
     def version(paths: Paths) -> str:
@@ -205,7 +213,9 @@ def kiln(name: str, access_log: bool) -> Server:
         return f"{binary} (git {rev}{state}), {_first_line(['rustc', '--version'])}"
 
     what = "kiln-demo, access log on" if access_log else "kiln-demo, access log off"
-    only = ACCESS_LOG_WORKLOADS if access_log else None
+    if observe:
+        what += ", /metrics and request spans on"
+    only = ACCESS_LOG_WORKLOADS if access_log else OBSERVE_WORKLOADS if observe else None
     return Server(name, what, build, launch, version, tools={"cargo": "cargo"}, workloads=only)
 
 
@@ -387,6 +397,7 @@ def ws_floor() -> Server:
 SERVERS: list[Server] = [
     kiln("kiln", access_log=False),
     kiln("kiln+log", access_log=True),
+    kiln("kiln+metrics", access_log=False, observe=True),
     floor(),
     ws_floor(),
     cargo_peer("actix", "peer-actix", "actix-web", "actix-web 4, 1 worker; bigtable with maud"),

@@ -94,14 +94,16 @@ impl Database {
         Err(Error::Open("this binary was built without PostgreSQL (cargo feature `postgres`)".into()))
     }
 
-    /// Calls waiting for a SQLite thread now, over all of them; `None` for PostgreSQL,
-    /// whose statements wait in each worker's own pipelined connection.
+    /// Calls waiting now, over every worker: for SQLite, calls queued for its threads;
+    /// for PostgreSQL, calls in flight or waiting on the workers' connections (each
+    /// worker counts its own, so the count costs the request path no shared write).
+    /// Always `Some`; an `Option` so that a backend without a queue can say so.
     pub fn queued_calls(&self) -> Option<usize> {
         match &self.opened {
             #[cfg(feature = "sqlite")]
             Opened::Sqlite(pool) => Some(pool.queued_calls()),
             #[cfg(feature = "postgres")]
-            Opened::Postgres(_) => None,
+            Opened::Postgres(settings) => Some(settings.queued_calls()),
         }
     }
 

@@ -652,3 +652,24 @@ fn sqlite_a_write_through_db_inside_its_own_transaction_is_refused_at_once() {
         assert_eq!(count_users(&db).await, 4);
     });
 }
+
+/// `/metrics`' `kiln_db_queued_calls` on PostgreSQL: a call is counted from when it is
+/// made until it is answered.
+#[cfg(feature = "postgres")]
+#[test]
+fn a_postgres_call_is_counted_in_the_queue_depth_until_answered() {
+    let Some(f) = Fixture::postgres("queue_depth") else { return };
+    let database = f.open();
+    on_worker(async {
+        let db = database.worker();
+        assert_eq!(database.queued_calls(), Some(0));
+        let slow = db.query_one::<(i32,)>("SELECT 1 FROM pg_sleep(0.3)", &[]);
+        let mut slow = std::pin::pin!(slow);
+        let first =
+            std::future::poll_fn(|cx| std::task::Poll::Ready(std::future::Future::poll(slow.as_mut(), cx))).await;
+        assert!(first.is_pending(), "pg_sleep(0.3) cannot be answered at once");
+        assert_eq!(database.queued_calls(), Some(1));
+        assert_eq!(slow.await.expect("the slow call").0, 1);
+        assert_eq!(database.queued_calls(), Some(0));
+    });
+}

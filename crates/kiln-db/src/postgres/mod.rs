@@ -3,6 +3,7 @@
 //! connection, transactions on connections of their own.
 
 mod call;
+mod depth;
 mod listen;
 mod migrate;
 mod pipeline;
@@ -36,6 +37,8 @@ pub(crate) struct Settings {
     connections: usize,
     transaction_connections: usize,
     connect_timeout: Duration,
+    /// Calls waiting on PostgreSQL, counted per worker.
+    depths: depth::Depths,
 }
 
 impl Settings {
@@ -57,11 +60,17 @@ impl Settings {
             connections: options.pg_connections.max(1),
             transaction_connections: options.pg_transaction_connections.max(1),
             connect_timeout: options.connect_timeout,
+            depths: depth::Depths::default(),
         };
         if !options.migrations.is_empty() {
             migrate::run(&settings, options.migrations)?;
         }
         Ok(settings)
+    }
+
+    /// Calls in flight or waiting on PostgreSQL now, over every worker of the process.
+    pub(crate) fn queued_calls(&self) -> usize {
+        self.depths.total()
     }
 }
 

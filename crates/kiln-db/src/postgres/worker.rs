@@ -17,6 +17,7 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tokio::time::Instant;
 
 use super::Settings;
+use super::depth::InFlight;
 use super::pipeline::{Commit, PgConn};
 use super::rows::field;
 use super::startup::{connect, open};
@@ -240,6 +241,8 @@ pub(crate) struct Worker {
     /// A permit per free transaction slot, so that a transaction waits for one.
     permits: Arc<Semaphore>,
     native: RefCell<Option<Rc<tokio_postgres::Client>>>,
+    /// This worker's calls in flight, for [`Settings::queued_calls`].
+    in_flight: Arc<std::sync::atomic::AtomicUsize>,
 }
 
 impl Worker {
@@ -253,6 +256,7 @@ impl Worker {
             slots,
             next: Cell::new(0),
             native: RefCell::new(None),
+            in_flight: settings.depths.register(),
             settings,
         }
     }
@@ -270,17 +274,21 @@ impl Worker {
         params: &[&dyn ToParam],
         fetch: Fetch,
     ) -> Result<Vec<T>, Error> {
+        let _counted = InFlight::new(&self.in_flight);
         let (slot, conn) = self.slot().await?;
         conn.fetch(Commit::Shared, sql, params, fetch).await.map_err(|e| slot.failed(&conn, e))
     }
 
     pub(crate) async fn write(&self, sql: &str, params: &[&dyn ToParam], write: Write) -> Result<i64, Error> {
+        let _counted = InFlight::new(&self.in_flight);
         let (slot, conn) = self.slot().await?;
         conn.write(sql, params, write).await.map_err(|e| slot.failed(&conn, e))
     }
 
     /// Starts a transaction on a connection of its own, waiting for one to be free.
     pub(crate) async fn begin(&self) -> Result<Tx, Error> {
+        // Counted while it waits for a connection of its own, not while it is held.
+        let counted = InFlight::new(&self.in_flight);
         let permit = Arc::clone(&self.permits)
             .acquire_owned()
             .await
@@ -291,6 +299,7 @@ impl Worker {
         let slot = Rc::clone(&self.transaction_slots[index]);
         let conn = slot.conn().await?;
         conn.control("BEGIN").await.map_err(|e| slot.failed(&conn, e))?;
+        drop(counted);
         Ok(Tx { slot, conn, _held: held, open: Cell::new(true) })
     }
 

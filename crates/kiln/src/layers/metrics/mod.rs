@@ -23,7 +23,8 @@ pub(crate) use counters::{InFlight, WorkerCounters};
 ///   counts them per worker anyway);
 /// - `kiln_bus_lagged_messages_total`: bus messages subscribers missed by falling
 ///   behind ([`Lagged`](crate::realtime::Lagged));
-/// - `kiln_db_queued_calls`: calls waiting for a SQLite thread, with
+/// - `kiln_db_queued_calls`: database calls waiting (queued for SQLite, in flight on
+///   PostgreSQL), with
 ///   [`database`](Self::database).
 ///
 /// The scrape itself is not counted. Without `Metrics` no request does any of this.
@@ -75,8 +76,8 @@ impl Metrics {
         }
     }
 
-    /// Reports the calls waiting for `database` too (`kiln_db_queued_calls`; SQLite
-    /// only: PostgreSQL's statements wait in each worker's own connection).
+    /// Reports the calls waiting for `database` too (`kiln_db_queued_calls`: queued for
+    /// SQLite's threads, or in flight on PostgreSQL's connections).
     #[cfg(any(feature = "sqlite", feature = "postgres"))]
     pub fn database(mut self, database: &crate::db::Database) -> Self {
         self.database = Some(database.clone());

@@ -61,7 +61,9 @@ pub(super) fn render(
     let lagged = crate::realtime::LAGGED_MESSAGES.load(Relaxed);
     let _ = writeln!(out, "kiln_bus_lagged_messages_total {lagged}");
     if let Some(queued) = queued_calls {
-        out.extend_from_slice(b"# HELP kiln_db_queued_calls Database calls waiting for a SQLite thread.\n");
+        out.extend_from_slice(
+            b"# HELP kiln_db_queued_calls Database calls waiting: queued for SQLite, in flight on PostgreSQL.\n",
+        );
         out.extend_from_slice(b"# TYPE kiln_db_queued_calls gauge\n");
         let _ = writeln!(out, "kiln_db_queued_calls {queued}");
     }
