@@ -40,6 +40,8 @@ async fn main() -> std::io::Result<()> {
             .route("/ws/echo", web::get().to(echo))
     })
     .workers(1)
+    // No Nagle delay on the echoes, as the other peers and kiln (actix leaves it on by default).
+    .tcp_nodelay(true)
     .bind(("127.0.0.1", port))?
     .run()
     .await
