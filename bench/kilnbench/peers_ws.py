@@ -5,6 +5,10 @@ every text and binary message as sent, one worker or thread each, on $PORT. Each
 They run only the `ws` workloads; `ws-echo-16k-deflate` only where permessage-deflate is
 negotiated when offered (Go's gorilla/websocket and Node's ws: kiln has it too, the Rust peers
 and the C floor do not). Sources in `bench/peers/<name>/`, built into `bench/.build/<name>/`.
+
+Each runs with its library's defaults, as a user would get them, except TCP_NODELAY (on for
+all, as in kiln). So axum-ws' idle memory is tungstenite's: a 128 KiB read buffer per socket
+(`WebSocketConfig::read_buffer_size`), about 100 KB of RSS per idle WebSocket.
 """
 
 from __future__ import annotations
