@@ -35,9 +35,7 @@ async fn echo(req: HttpRequest, body: web::Payload) -> Result<HttpResponse, acti
 async fn main() -> std::io::Result<()> {
     let port: u16 = std::env::var("PORT").ok().and_then(|p| p.parse().ok()).unwrap_or(8080);
     HttpServer::new(|| {
-        App::new()
-            .route("/pong", web::get().to(|| async { "PONG" }))
-            .route("/ws/echo", web::get().to(echo))
+        App::new().route("/pong", web::get().to(|| async { "PONG" })).route("/ws/echo", web::get().to(echo))
     })
     .workers(1)
     // No Nagle delay on the echoes, as the other peers and kiln (actix leaves it on by default).
