@@ -1,6 +1,7 @@
 """Every server the suite knows: kiln and the modern peers (`servers`), the functional and JVM
-peers of the reports (`peers_functional`), their classic peers (`peers_classic`), and an
-earlier kiln to compare this checkout's with (`baseline`).
+peers of the reports (`peers_functional`), their classic peers (`peers_classic`), the
+WebSocket echo peers (`peers_ws`), and an earlier kiln to compare this checkout's with
+(`baseline`).
 
 Imports run one way: `servers` <- `peers_*` <- `registry` <- runner/cli. A peers module that is
 missing or does not import (it may still be being written) leaves its servers out and says why
@@ -14,7 +15,7 @@ import importlib
 from . import servers
 from .servers import Server
 
-PEER_MODULES = ("peers_functional", "peers_classic", "baseline")
+PEER_MODULES = ("peers_functional", "peers_classic", "peers_ws", "baseline")
 """Modules under kilnbench/ that each export `SERVERS`, a list of `Server`s."""
 
 
