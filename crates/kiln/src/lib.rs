@@ -105,6 +105,7 @@ pub mod markup;
 #[cfg(feature = "maud")]
 mod maud_render;
 pub mod middleware;
+pub mod multipart;
 pub mod realtime;
 pub mod rejection;
 mod response;

@@ -78,7 +78,7 @@ async fn answer<S: Service>(
     let read_whole = match super::request::build(parts, read, head, worker.limits.max_headers) {
         Ok(()) => {
             shared.meter.payload(read.len());
-            let req = Request { buf: read, head, body: b"", peer: shared.peer };
+            let req = Request { buf: read, head, body: b"", stream: None, peer: shared.peer };
             if let Some(lines) = service.early_hints(&req) {
                 // Before the body is read and the service called: the browser fetches
                 // meanwhile. A failure here is the stream's end, which the rest sees.
@@ -90,7 +90,7 @@ async fn answer<S: Service>(
     };
     match read_whole {
         Ok(()) => {
-            let req = Request { buf: read, head, body: chunked_body, peer: shared.peer };
+            let req = Request { buf: read, head, body: chunked_body, stream: None, peer: shared.peer };
             // The peer may give up on the stream while the service works: the work is
             // then dropped, so a reset costs what was done until it arrived.
             let called = {
