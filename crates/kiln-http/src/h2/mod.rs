@@ -18,6 +18,7 @@ mod request;
 mod send;
 mod shared;
 mod stream;
+mod upload;
 
 pub(crate) use conn::serve;
 pub(crate) use preface::{Wire, refuse, sniff};

@@ -15,6 +15,7 @@ use tokio::time::{Instant, timeout_at};
 use super::encode::{self, Common};
 use super::send::{self, Gone, Out};
 use super::shared::{Ended, Shared};
+use crate::body::BodyMode;
 use crate::rejection::Rejection;
 use crate::request::Request;
 use crate::response::{Body, Response};
@@ -25,7 +26,8 @@ use crate::worker::{Bufs, ConnBufs, Worker};
 /// to the pool with the stream's other buffers; a larger one is handed over as it is.
 const COPY_BODY_MAX: usize = 16 * 1024;
 
-const TOO_LARGE: Rejection = Rejection { status: StatusCode::PAYLOAD_TOO_LARGE, reason: "request body too large" };
+pub(super) const TOO_LARGE: Rejection =
+    Rejection { status: StatusCode::PAYLOAD_TOO_LARGE, reason: "request body too large" };
 const BODY_TIMEOUT: Rejection =
     Rejection { status: StatusCode::REQUEST_TIMEOUT, reason: "request body not received in time" };
 const OVER_BUDGET: Rejection =
@@ -84,12 +86,25 @@ async fn answer<S: Service>(
                 // meanwhile. A failure here is the stream's end, which the rest sees.
                 let _ = respond.send_informational(super::encode::early_hints(lines));
             }
-            read_body(parts, body, chunked_body, worker, shared, held).await
+            match (body.is_end_stream(), service.body_mode(&req)) {
+                (false, BodyMode::Stream { max_bytes }) => Ok(Some(max_bytes)),
+                _ => read_body(parts, body, chunked_body, worker, shared, held).await.map(|()| None),
+            }
         }
         Err(rejection) => Err(Refused::With(rejection)),
     };
     match read_whole {
-        Ok(()) => {
+        Ok(Some(max_bytes)) => {
+            let req = Request { buf: read, head, body: b"", stream: None, peer: shared.peer };
+            match super::upload::answer(service, shared, parts, body, respond, req, res, max_bytes).await {
+                Ok(()) => {}
+                Err(Refused::Gone) => return Ended::Reset,
+                Err(Refused::With(rejection)) => {
+                    crate::rejection::error_response(res, rejection.status, rejection.reason)
+                }
+            }
+        }
+        Ok(None) => {
             let req = Request { buf: read, head, body: chunked_body, stream: None, peer: shared.peer };
             // The peer may give up on the stream while the service works: the work is
             // then dropped, so a reset costs what was done until it arrived.
@@ -132,7 +147,7 @@ async fn answer<S: Service>(
 }
 
 /// Why a request was not read whole.
-enum Refused {
+pub(super) enum Refused {
     /// The peer reset the stream, or the connection went.
     Gone,
     /// Answered with this, then the rest of the body is refused with
