@@ -216,7 +216,7 @@ const MULTIPART_TYPE: &str = "multipart/form-data";
 /// The token in the field [`CSRF_FIELD`] of a multipart body read whole.
 fn multipart_token(req: kiln_http::Request<'_>) -> Option<String> {
     let content_type = req.header_str("content-type")?;
-    crate::multipart::find_text_field(content_type, req.body(), CSRF_FIELD)
+    crate::form_data::find_text_field(content_type, req.body(), CSRF_FIELD)
 }
 
 /// The token a state-changing request must carry, from its signed CSRF cookie, when

@@ -93,6 +93,7 @@ pub mod db;
 mod dispatch;
 mod extract;
 mod form;
+mod form_data;
 mod handler;
 mod health;
 mod html;

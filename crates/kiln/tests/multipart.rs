@@ -252,3 +252,32 @@ fn a_100_mib_multipart_upload_keeps_the_servers_memory_bounded() {
     let growth = peak.saturating_sub(before);
     assert!(growth < 40 * 1024 * 1024, "a 100 MiB upload grew the server by {} MiB", growth >> 20);
 }
+
+/// The same streamed route and `Multipart` over HTTP/2 with prior knowledge (h2c),
+/// sent by curl as a browser form would be.
+#[test]
+fn a_multipart_form_arrives_whole_over_h2c_from_curl() {
+    let server = Server::new().listen(SocketAddr::from(([127, 0, 0, 1], 0))).workers(1);
+    let serving = kiln::serve(app(), server).unwrap();
+    let dir = std::env::temp_dir().join(format!("kiln-multipart-h2c-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("photo.jpg");
+    std::fs::write(&file, vec![5u8; 2 * 1024 * 1024]).unwrap();
+    let out = std::process::Command::new("curl")
+        .args(["-sS", "--http2-prior-knowledge", "--max-time", "30", "-F", "title=over h2"])
+        .arg("-F")
+        .arg(format!("photo=@{}", file.display()))
+        .arg("-w")
+        .arg(" %{http_version}")
+        .arg(format!("http://{}/streamed", serving.local_addr()))
+        .output()
+        .expect("curl runs");
+    std::fs::remove_dir_all(&dir).unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        text,
+        "title=over h2 photo:Some(\"photo.jpg\"):2097152:disk 2",
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

@@ -26,8 +26,7 @@ use crate::worker::{Bufs, ConnBufs, Worker};
 /// to the pool with the stream's other buffers; a larger one is handed over as it is.
 const COPY_BODY_MAX: usize = 16 * 1024;
 
-pub(super) const TOO_LARGE: Rejection =
-    Rejection { status: StatusCode::PAYLOAD_TOO_LARGE, reason: "request body too large" };
+const TOO_LARGE: Rejection = Rejection { status: StatusCode::PAYLOAD_TOO_LARGE, reason: "request body too large" };
 const BODY_TIMEOUT: Rejection =
     Rejection { status: StatusCode::REQUEST_TIMEOUT, reason: "request body not received in time" };
 const OVER_BUDGET: Rejection =
@@ -98,8 +97,8 @@ async fn answer<S: Service>(
             let req = Request { buf: read, head, body: b"", stream: None, peer: shared.peer };
             match super::upload::answer(service, shared, parts, body, respond, req, res, max_bytes).await {
                 Ok(()) => {}
-                Err(Refused::Gone) => return Ended::Reset,
-                Err(Refused::With(rejection)) => {
+                Err(super::upload::Refused::Gone) => return Ended::Reset,
+                Err(super::upload::Refused::With(rejection)) => {
                     crate::rejection::error_response(res, rejection.status, rejection.reason)
                 }
             }
@@ -147,7 +146,7 @@ async fn answer<S: Service>(
 }
 
 /// Why a request was not read whole.
-pub(super) enum Refused {
+enum Refused {
     /// The peer reset the stream, or the connection went.
     Gone,
     /// Answered with this, then the rest of the body is refused with

@@ -17,12 +17,19 @@ use http::{StatusCode, header};
 use tokio::time::timeout;
 
 use super::shared::Shared;
-use super::stream::{Refused, TOO_LARGE};
 use crate::body::{BodyError, End, IncomingBody};
 use crate::rejection::{Rejection, error_response};
 use crate::request::Request;
 use crate::response::Response;
 use crate::service::{Service, call_caught};
+
+/// Why a streamed request was not answered as the service said.
+pub(super) enum Refused {
+    /// The peer reset the stream, or the connection went.
+    Gone,
+    /// The engine answers with this instead (a body over its limit, or stalled).
+    With(Rejection),
+}
 
 /// What the wait on the service ended with.
 enum Step {
@@ -46,6 +53,7 @@ pub(super) async fn answer<S: Service>(
     res: &mut Response,
     max_bytes: u64,
 ) -> Result<(), Refused> {
+    const TOO_LARGE: Rejection = Rejection { status: StatusCode::PAYLOAD_TOO_LARGE, reason: "request body too large" };
     let announced = parts.headers.get(header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()?.parse::<u64>().ok());
     if announced.is_some_and(|n| n > max_bytes) {
         return Err(Refused::With(TOO_LARGE));

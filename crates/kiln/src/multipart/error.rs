@@ -80,6 +80,12 @@ impl fmt::Display for MultipartError {
 
 impl std::error::Error for MultipartError {}
 
+impl From<crate::form_data::Malformed> for MultipartError {
+    fn from(e: crate::form_data::Malformed) -> Self {
+        MultipartError::Malformed(e.0)
+    }
+}
+
 impl From<BodyError> for MultipartError {
     fn from(e: BodyError) -> Self {
         MultipartError::Body(e)

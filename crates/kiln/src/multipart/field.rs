@@ -4,9 +4,9 @@
 use bytes::{Bytes, BytesMut};
 
 use super::form::{Upload, UploadData};
-use super::parser::{Event, PartHead};
 use super::temp::TempFile;
 use super::{Multipart, MultipartError};
+use crate::form_data::{Event, PartHead};
 
 /// One field of a [`Multipart`] form, borrowed from it until read or dropped (what is
 /// left unread is skipped by the next [`Multipart::next_field`]).

@@ -42,7 +42,6 @@
 mod error;
 mod field;
 mod form;
-mod parser;
 mod temp;
 
 use bytes::{Bytes, BytesMut};
@@ -51,11 +50,12 @@ use kiln_http::IncomingBody;
 pub use error::MultipartError;
 pub use field::Field;
 pub use form::{MultipartForm, Upload, UploadData};
-use parser::{Event, Parser};
+
 pub use temp::TempFile;
 
 use crate::csrf::{CSRF_FIELD, CSRF_HEADER};
 use crate::extract::{FromRequest, RequestContext, content_type_is};
+use crate::form_data::{Event, Parser, boundary};
 use crate::rejection::{InvalidBody, Rejection, UnsupportedMediaType};
 
 /// Limits on one multipart form; the body as a whole is bounded by the route's body
@@ -200,44 +200,6 @@ impl Multipart {
     }
 }
 
-/// The `boundary` parameter of a `multipart/form-data` content type (RFC 2046 §5.1.1:
-/// 1 to 70 characters, quoted or not).
-fn boundary(content_type: &str) -> Option<&str> {
-    let param = content_type.split(';').skip(1).find_map(|p| {
-        let (k, v) = p.split_once('=')?;
-        k.trim().eq_ignore_ascii_case("boundary").then_some(v.trim())
-    })?;
-    let b = param.strip_prefix('"').and_then(|p| p.strip_suffix('"')).unwrap_or(param);
-    let valid = (1..=70).contains(&b.len())
-        && b.bytes().all(|c| c.is_ascii_alphanumeric() || b"'()+_,-./:=? ".contains(&c))
-        && !b.ends_with(' ');
-    valid.then_some(b)
-}
-
-/// The first text field named `name` of a multipart body held whole (up to 1 KiB of
-/// it), for checks made before the handler runs, such as the CSRF token's.
-pub(crate) fn find_text_field(content_type: &str, body: &[u8], name: &str) -> Option<String> {
-    let mut parser = Parser::new(boundary(content_type)?);
-    let mut buf = BytesMut::from(body);
-    let mut found: Option<Vec<u8>> = None;
-    loop {
-        match parser.next(&mut buf, true).ok()? {
-            Event::Part(head) if found.is_none() && head.name == name => found = Some(Vec::new()),
-            Event::Data(data) => {
-                if let Some(value) = &mut found {
-                    if value.len() + data.len() > 1024 {
-                        return None;
-                    }
-                    value.extend_from_slice(&data);
-                }
-            }
-            Event::PartEnd if found.is_some() => return String::from_utf8(found?).ok(),
-            Event::End | Event::NeedMore => return None,
-            _ => {}
-        }
-    }
-}
-
 impl<S> FromRequest<S> for Multipart {
     fn from_request(cx: &RequestContext<'_, S>) -> Result<Self, Rejection> {
         let req = cx.request();
@@ -258,20 +220,5 @@ impl<S> FromRequest<S> for Multipart {
             form.csrf = crate::csrf::expected_token(cx);
         }
         Ok(form)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::boundary;
-
-    #[test]
-    fn a_boundary_is_read_quoted_or_not_and_refused_when_invalid() {
-        assert_eq!(boundary("multipart/form-data; boundary=abc"), Some("abc"));
-        assert_eq!(boundary("multipart/form-data; charset=x; Boundary=\"a b:c\""), Some("a b:c"));
-        assert_eq!(boundary("multipart/form-data"), None);
-        assert_eq!(boundary("multipart/form-data; boundary="), None);
-        assert_eq!(boundary(&format!("multipart/form-data; boundary={}", "x".repeat(71))), None);
-        assert_eq!(boundary("multipart/form-data; boundary=a\u{7f}b"), None);
     }
 }

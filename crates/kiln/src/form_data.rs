@@ -1,10 +1,14 @@
 //! A streaming `multipart/form-data` parser (RFC 7578 over RFC 2046 §5.1): fed the
 //! body in pieces of any size, it yields each part's headers and then its data in
-//! pieces, holding no more than a piece plus a delimiter's length.
+//! pieces, holding no more than a piece plus a delimiter's length. The
+//! [`Multipart`](crate::multipart::Multipart) extractor reads forms with it, and
+//! [`CsrfGuard`](crate::CsrfGuard) a buffered form's token.
 
 use bytes::{Buf, Bytes, BytesMut};
 
-use super::error::MultipartError;
+/// Why a form breaks the framing: answered `400`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Malformed(pub(crate) &'static str);
 
 /// The most bytes of one part's headers.
 const MAX_PART_HEAD: usize = 8 * 1024;
@@ -62,15 +66,15 @@ impl Parser {
 
     /// The next event from what `buf` holds, consuming what it used; `eof` says the
     /// body has no more, so what is missing now never comes (`400`).
-    pub(crate) fn next(&mut self, buf: &mut BytesMut, eof: bool) -> Result<Event, MultipartError> {
+    pub(crate) fn next(&mut self, buf: &mut BytesMut, eof: bool) -> Result<Event, Malformed> {
         let event = self.step(buf)?;
         if event == Event::NeedMore && eof {
-            return Err(MultipartError::Malformed("the body ended inside the form"));
+            return Err(Malformed("the body ended inside the form"));
         }
         Ok(event)
     }
 
-    fn step(&mut self, buf: &mut BytesMut) -> Result<Event, MultipartError> {
+    fn step(&mut self, buf: &mut BytesMut) -> Result<Event, Malformed> {
         match self.state {
             State::Preamble => {
                 // The first delimiter may open the body, without the CRLF before it.
@@ -118,7 +122,7 @@ impl Parser {
                         self.state = State::Head;
                         self.step(buf)
                     }
-                    Some(_) => Err(MultipartError::Malformed("a delimiter is not followed by a line end")),
+                    Some(_) => Err(Malformed("a delimiter is not followed by a line end")),
                 }
             }
             State::Head => match find(buf, b"\r\n\r\n") {
@@ -129,8 +133,8 @@ impl Parser {
                     Ok(Event::Part(head))
                 }
                 // A part with no headers at all: its empty line comes first.
-                None if buf.starts_with(b"\r\n") => Err(MultipartError::Malformed("a part has no headers")),
-                None if buf.len() > MAX_PART_HEAD => Err(MultipartError::Malformed("a part's headers are too long")),
+                None if buf.starts_with(b"\r\n") => Err(Malformed("a part has no headers")),
+                None if buf.len() > MAX_PART_HEAD => Err(Malformed("a part's headers are too long")),
                 None => Ok(Event::NeedMore),
             },
             State::Data => match find(buf, &self.delimiter) {
@@ -154,25 +158,63 @@ impl Parser {
     }
 }
 
+/// The `boundary` parameter of a `multipart/form-data` content type (RFC 2046 §5.1.1:
+/// 1 to 70 characters, quoted or not).
+pub(crate) fn boundary(content_type: &str) -> Option<&str> {
+    let param = content_type.split(';').skip(1).find_map(|p| {
+        let (k, v) = p.split_once('=')?;
+        k.trim().eq_ignore_ascii_case("boundary").then_some(v.trim())
+    })?;
+    let b = param.strip_prefix('"').and_then(|p| p.strip_suffix('"')).unwrap_or(param);
+    let valid = (1..=70).contains(&b.len())
+        && b.bytes().all(|c| c.is_ascii_alphanumeric() || b"'()+_,-./:=? ".contains(&c))
+        && !b.ends_with(' ');
+    valid.then_some(b)
+}
+
+/// The first text field named `name` of a multipart body held whole (up to 1 KiB of
+/// it), for checks made before the handler runs, such as the CSRF token's.
+pub(crate) fn find_text_field(content_type: &str, body: &[u8], name: &str) -> Option<String> {
+    let mut parser = Parser::new(boundary(content_type)?);
+    let mut buf = BytesMut::from(body);
+    let mut found: Option<Vec<u8>> = None;
+    loop {
+        match parser.next(&mut buf, true).ok()? {
+            Event::Part(head) if found.is_none() && head.name == name => found = Some(Vec::new()),
+            Event::Data(data) => {
+                if let Some(value) = &mut found {
+                    if value.len() + data.len() > 1024 {
+                        return None;
+                    }
+                    value.extend_from_slice(&data);
+                }
+            }
+            Event::PartEnd if found.is_some() => return String::from_utf8(found?).ok(),
+            Event::End | Event::NeedMore => return None,
+            _ => {}
+        }
+    }
+}
+
 fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
     memchr::memmem::find(haystack, needle)
 }
 
 /// Parses a part's header lines: `Content-Disposition: form-data; name="…"` is
 /// required (RFC 7578 §4.2), `Content-Type` is kept.
-fn parse_head(raw: &[u8]) -> Result<PartHead, MultipartError> {
-    let text = std::str::from_utf8(raw).map_err(|_| MultipartError::Malformed("a part's headers are not UTF-8"))?;
+fn parse_head(raw: &[u8]) -> Result<PartHead, Malformed> {
+    let text = std::str::from_utf8(raw).map_err(|_| Malformed("a part's headers are not UTF-8"))?;
     let mut head = PartHead::default();
     let mut named = false;
     for line in text.split("\r\n") {
         let Some((name, value)) = line.split_once(':') else {
-            return Err(MultipartError::Malformed("a part's header line has no colon"));
+            return Err(Malformed("a part's header line has no colon"));
         };
         let value = value.trim();
         if name.eq_ignore_ascii_case("content-disposition") {
             let mut params = split_params(value);
             if !params.next().is_some_and(|kind| kind.trim().eq_ignore_ascii_case("form-data")) {
-                return Err(MultipartError::Malformed("a part's Content-Disposition is not form-data"));
+                return Err(Malformed("a part's Content-Disposition is not form-data"));
             }
             for param in params {
                 let Some((key, val)) = param.split_once('=') else { continue };
@@ -191,7 +233,7 @@ fn parse_head(raw: &[u8]) -> Result<PartHead, MultipartError> {
         }
     }
     if !named {
-        return Err(MultipartError::Malformed("a part has no name in its Content-Disposition"));
+        return Err(Malformed("a part has no name in its Content-Disposition"));
     }
     Ok(head)
 }
@@ -245,7 +287,7 @@ line one\r\n--Xy not yet\r\nline two\r\n--XyZ--\r\nepilogue";
     type Part = (String, Option<String>, Vec<u8>);
 
     /// Parses `body` fed in pieces of `step` bytes.
-    fn parse_in_pieces(body: &[u8], step: usize) -> Result<Vec<Part>, MultipartError> {
+    fn parse_in_pieces(body: &[u8], step: usize) -> Result<Vec<Part>, Malformed> {
         let mut parser = Parser::new("XyZ");
         let mut buf = BytesMut::new();
         let mut fed = 0;
@@ -266,6 +308,16 @@ line one\r\n--Xy not yet\r\nline two\r\n--XyZ--\r\nepilogue";
     }
 
     #[test]
+    fn a_boundary_is_read_quoted_or_not_and_refused_when_invalid() {
+        assert_eq!(boundary("multipart/form-data; boundary=abc"), Some("abc"));
+        assert_eq!(boundary("multipart/form-data; charset=x; Boundary=\"a b:c\""), Some("a b:c"));
+        assert_eq!(boundary("multipart/form-data"), None);
+        assert_eq!(boundary("multipart/form-data; boundary="), None);
+        assert_eq!(boundary(&format!("multipart/form-data; boundary={}", "x".repeat(71))), None);
+        assert_eq!(boundary("multipart/form-data; boundary=a\u{7f}b"), None);
+    }
+
+    #[test]
     fn every_split_of_a_form_gives_the_same_parts() {
         for step in 1..FORM.len() {
             let parts = parse_in_pieces(FORM, step).unwrap();
@@ -279,17 +331,17 @@ line one\r\n--Xy not yet\r\nline two\r\n--XyZ--\r\nepilogue";
     #[test]
     fn a_body_that_ends_inside_the_form_is_malformed() {
         let cut = &FORM[..FORM.len() - 20];
-        assert!(matches!(parse_in_pieces(cut, 7), Err(MultipartError::Malformed(_))));
-        assert!(matches!(parse_in_pieces(b"no delimiter at all", 4), Err(MultipartError::Malformed(_))));
+        assert!(matches!(parse_in_pieces(cut, 7), Err(Malformed(_))));
+        assert!(matches!(parse_in_pieces(b"no delimiter at all", 4), Err(Malformed(_))));
     }
 
     #[test]
     fn a_part_without_a_name_or_with_a_bad_header_is_malformed() {
         let nameless = b"--XyZ\r\nContent-Disposition: form-data\r\n\r\nx\r\n--XyZ--";
-        assert!(matches!(parse_in_pieces(nameless, 5), Err(MultipartError::Malformed(_))));
+        assert!(matches!(parse_in_pieces(nameless, 5), Err(Malformed(_))));
         let colonless = b"--XyZ\r\nnonsense\r\n\r\nx\r\n--XyZ--";
-        assert!(matches!(parse_in_pieces(colonless, 5), Err(MultipartError::Malformed(_))));
+        assert!(matches!(parse_in_pieces(colonless, 5), Err(Malformed(_))));
         let endless_head = [b"--XyZ\r\nX: ".as_slice(), &[b'a'; 10_000]].concat();
-        assert!(matches!(parse_in_pieces(&endless_head, 512), Err(MultipartError::Malformed(_))));
+        assert!(matches!(parse_in_pieces(&endless_head, 512), Err(Malformed(_))));
     }
 }
