@@ -17,7 +17,8 @@ use tokio::time::{Instant, Sleep, sleep_until};
 
 use super::send::OUT_HIGH;
 use super::state::State;
-use super::stream::Phase;
+use super::stream::{Intake, Phase};
+use crate::body::{BodyMode, End, IncomingBody};
 use crate::h2::frame::Code;
 use crate::h2::response_head::Common;
 use crate::rejection::{Rejection, error_response};
@@ -36,6 +37,8 @@ const BYTES_PER_TURN: usize = 256 * 1024;
 
 const BODY_TIMEOUT: Rejection =
     Rejection { status: http::StatusCode::REQUEST_TIMEOUT, reason: "request body not received in time" };
+const TOO_LARGE: Rejection =
+    Rejection { status: http::StatusCode::PAYLOAD_TOO_LARGE, reason: "request body too large" };
 
 /// Everything one connection's loop owns.
 pub(super) struct Conn<'a, S, T> {
@@ -47,16 +50,22 @@ pub(super) struct Conn<'a, S, T> {
     pub(super) slot: usize,
     pub(super) state: State,
     pub(super) read: Vec<u8>,
-    /// Requests made whole this turn, to be called.
-    pub(super) to_call: Vec<(Bufs, u32)>,
+    /// Requests made whole (or whose body streams) this turn, to be called.
+    pub(super) to_call: Vec<(Bufs, Option<IncomingBody>, u32)>,
 }
 
 /// A service call under way: the stream it answers, its buffers, whether it finished
-/// without a panic.
-async fn call<S: Service>(service: &S, mut bufs: Bufs, peer: SocketAddr, id: u32) -> (u32, Bufs, bool) {
+/// without a panic. A streamed body comes as `upload`, the buffered one empty.
+async fn call<S: Service>(
+    service: &S,
+    mut bufs: Bufs,
+    upload: Option<IncomingBody>,
+    peer: SocketAddr,
+    id: u32,
+) -> (u32, Bufs, bool) {
     let ConnBufs { read, head, chunked_body, res, .. } = &mut *bufs;
     res.clear();
-    let req = Request { buf: read, head, body: chunked_body, peer };
+    let req = Request { buf: read, head, body: chunked_body, stream: upload.as_ref(), peer };
     let ok = call_caught(service, req, res).await;
     (id, bufs, ok)
 }
@@ -89,28 +98,20 @@ impl<'a, S: Service, T: Transport> Conn<'a, S, T> {
                         Poll::Pending => {}
                     }
                     if !self.read.is_empty() && !self.state.fatal {
-                        match self.state.receive(&self.read, worker) {
-                            Ok(used) => {
-                                self.read.drain(..used);
-                            }
-                            Err(code) => {
-                                self.read.clear();
-                                read_closed = true;
-                                self.state.goaway(code);
-                                self.state.fatal = true;
-                            }
-                        }
+                        self.apply(cx, &mut read_closed);
                     }
                 }
                 // 2. Early hints for new streams, then calls for requests made whole.
                 self.start_calls(cx);
-                for (bufs, id) in self.to_call.drain(..) {
-                    calls.push(call(self.service, bufs, self.peer, id));
+                for (bufs, upload, id) in self.to_call.drain(..) {
+                    calls.push(call(self.service, bufs, upload, self.peer, id));
                 }
-                // 3. Answers from calls that finished.
+                // 3. Answers from calls that finished; the window of what streamed
+                //    bodies' handlers took goes back.
                 while let Poll::Ready(Some((id, bufs, ok))) = calls.poll_next_unpin(cx) {
                     self.answer(id, bufs, ok, cx);
                 }
+                self.state.release_taken();
                 // 4. Bodies, as far as the windows allow.
                 self.state.pump(worker, cx);
                 // 5. Graceful ends: shutdown, the request cap, a response's close.
@@ -211,6 +212,32 @@ impl<'a, S: Service, T: Transport> Conn<'a, S, T> {
         self.state.close(worker);
     }
 
+    /// Applies the whole frames in the read buffer. A stream with a body pauses the
+    /// frames after its HEADERS until its body mode is asked ([`start_calls`]).
+    ///
+    /// [`start_calls`]: Self::start_calls
+    fn apply(&mut self, cx: &mut Context<'_>, read_closed: &mut bool) {
+        let mut at = 0;
+        loop {
+            match self.state.receive(&self.read[at..], self.worker) {
+                Ok(used) => at += used,
+                Err(code) => {
+                    self.read.clear();
+                    *read_closed = true;
+                    self.state.goaway(code);
+                    self.state.fatal = true;
+                    return;
+                }
+            }
+            if !self.state.paused {
+                break;
+            }
+            self.state.paused = false;
+            self.start_calls(cx);
+        }
+        self.read.drain(..at);
+    }
+
     /// Reads what the socket has into the read buffer: `Ready(Ok(0))` at its end.
     fn fill(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<usize>> {
         if self.read.capacity() - self.read.len() < READ_ROOM {
@@ -260,14 +287,28 @@ impl<'a, S: Service, T: Transport> Conn<'a, S, T> {
         let mut index = 0;
         while index < self.state.streams.len() {
             let stream = &mut self.state.streams[index];
-            if stream.recv_open && stream.deadline.is_none() {
+            if stream.recv_open && stream.deadline.is_none() && matches!(stream.phase, Phase::Receiving) {
                 stream.deadline = Some(self.worker.coarse_now() + self.worker.limits.body_timeout);
             }
             if stream.fresh {
                 stream.fresh = false;
                 let b = &*stream.bufs;
-                let req = Request { buf: &b.read, head: &b.head, body: b"", peer: self.peer };
-                if let Some(lines) = self.service.early_hints(&req) {
+                let req = Request { buf: &b.read, head: &b.head, body: b"", stream: None, peer: self.peer };
+                let hints = self.service.early_hints(&req);
+                // Asked only of a request with a body, before any of it is applied.
+                let mode = if stream.recv_open { self.service.body_mode(&req) } else { BodyMode::Buffer };
+                if let BodyMode::Stream { max_bytes } = mode {
+                    let announced = stream.facts.content_length;
+                    if announced.is_some_and(|n| n > max_bytes) {
+                        stream.refused = Some(TOO_LARGE);
+                    } else {
+                        let body = IncomingBody::new(max_bytes, announced);
+                        stream.intake = Intake::Stream { body, taken: 0 };
+                    }
+                    // Called (or refused) now, the body still to come.
+                    stream.ready = true;
+                }
+                if let Some(lines) = hints {
                     let id = stream.id;
                     self.state.early_hints(id, lines);
                 }
@@ -290,7 +331,11 @@ impl<'a, S: Service, T: Transport> Conn<'a, S, T> {
             }
             stream.phase = Phase::Called;
             let bufs = std::mem::take(&mut stream.bufs);
-            self.to_call.push((bufs, stream.id));
+            let upload = match &stream.intake {
+                Intake::Stream { body, .. } => Some(body.clone()),
+                _ => None,
+            };
+            self.to_call.push((bufs, upload, stream.id));
             index += 1;
         }
     }
@@ -301,10 +346,21 @@ impl<'a, S: Service, T: Transport> Conn<'a, S, T> {
             self.worker.release(bufs);
             return;
         };
-        if !ok {
+        let stream = &mut self.state.streams[index];
+        if let Intake::Stream { body, .. } = std::mem::replace(&mut stream.intake, Intake::Dropped) {
+            // A body the engine could not read is answered by the engine, whatever the
+            // handler made of it; what it left unread is dropped, and the stream reset
+            // with NO_ERROR once the answer is out (RFC 9113 §8.1).
+            if let End::Failed(e) = body.end() {
+                error_response(&mut bufs.res, e.status(), e.reason());
+            } else if !ok {
+                error_response(&mut bufs.res, http::StatusCode::INTERNAL_SERVER_ERROR, "internal server error");
+            }
+            body.discard();
+        } else if !ok {
             error_response(&mut bufs.res, http::StatusCode::INTERNAL_SERVER_ERROR, "internal server error");
         }
-        self.state.streams[index].bufs = bufs;
+        stream.bufs = bufs;
         self.respond(index, cx);
     }
 
@@ -320,6 +376,15 @@ impl<'a, S: Service, T: Transport> Conn<'a, S, T> {
         let mut earliest = now + self.worker.limits.idle_timeout;
         let conn_shut = self.state.send_window <= 0;
         for stream in &mut self.state.streams {
+            // A streamed body's clock runs only while its handler waits for more, and
+            // restarts with every DATA frame: time without progress.
+            if let (Phase::Called, Intake::Stream { body, .. }) = (&stream.phase, &stream.intake) {
+                if !body.wanted() {
+                    stream.deadline = None;
+                } else if stream.deadline.is_none() {
+                    stream.deadline = Some(now + stall);
+                }
+            }
             if let Phase::Sending(_) = stream.phase {
                 let shut = conn_shut || stream.send_window <= 0;
                 if shut && stream.deadline.is_none() {
@@ -351,6 +416,12 @@ impl<'a, S: Service, T: Transport> Conn<'a, S, T> {
                     Phase::Receiving if stream.recv_open && stream.refused.is_none() => {
                         stream.refused = Some(BODY_TIMEOUT);
                         stream.ready = true;
+                    }
+                    // The handler hears of it and answers; `answer` makes it a `408`.
+                    Phase::Called => {
+                        if let Intake::Stream { body, .. } = &stream.intake {
+                            body.finish(End::Failed(crate::body::BodyError::TimedOut));
+                        }
                     }
                     _ => {}
                 }
