@@ -6,8 +6,10 @@
 //! and an [`IncomingBody`] handle ([`Request::body_stream`]); the handle and the
 //! connection share one slot. The connection's own task polls the service's future
 //! and, whenever the handler waits for more of the body, reads one buffer's worth from
-//! the socket (or takes one HTTP/2 DATA frame) into the slot: the body is read only as
-//! fast as the handler asks, so a stalled upload holds one read buffer, not the body.
+//! the socket into the slot: the body is read only as fast as the handler asks, so a
+//! stalled upload holds one read buffer, not the body. Over HTTP/2 the stream's DATA
+//! goes into the slot as it arrives and its flow-control window is given back only for
+//! what the handler has taken, so a stalled upload holds at most one window.
 //!
 //! [`Request::body`]: crate::Request::body
 //! [`Request::body_stream`]: crate::Request::body_stream
