@@ -4,6 +4,8 @@
 //! - `hello`: one typed route.
 //! - `json_api`: a JSON API for a front-end on another origin: CORS, bearer tokens
 //!   signed with the app's key, compression, metrics.
+//! - `uploads`: an image and file upload form with a CSRF token: a streamed route
+//!   with its own body limit, `Multipart`, files kept on disk.
 //! - `todo_sqlite`: a to-do list on embedded SQLite: checked HTML, forms with CSRF
 //!   tokens, `?` on database errors.
 //! - `todo_postgres`: the same app on PostgreSQL (`KILN_PG_URL` or

@@ -13,6 +13,9 @@ mod sse_chat;
 #[allow(dead_code)]
 #[path = "../ws_chat.rs"]
 mod ws_chat;
+#[allow(dead_code)]
+#[path = "../uploads.rs"]
+mod uploads;
 // Both to-do examples load `todo/app.rs`: each is a crate of its own when run.
 #[allow(dead_code, clippy::duplicate_mod)]
 #[path = "../todo_postgres.rs"]
@@ -185,4 +188,30 @@ fn ws_chat_says_each_message_to_everyone_in_the_room() {
     }
     serving.shutdown();
     serving.wait().expect("stopped");
+}
+
+#[test]
+fn uploads_stores_an_image_sent_with_the_form_s_csrf_token() {
+    let dir = TempDir::new("uploads-example");
+    let mut c =
+        TestClient::new(uploads::app(Key::generate(), uploads::Shelf::new(dir.path().to_owned()))).keep_cookies();
+    let form = c.get("/").text();
+    assert!(form.contains(r#"enctype="multipart/form-data""#), "{form}");
+    let token = form.split(r#"name="csrf_token" value=""#).nth(1).unwrap().split('"').next().unwrap().to_owned();
+    // An image over the global 1 MiB limit: the upload route has its own.
+    let image = vec![0x89u8; 3 * 1024 * 1024];
+    let fields: [(&str, Option<&str>, &[u8]); 3] =
+        [("csrf_token", None, token.as_bytes()), ("title", None, b"A cat"), ("file", Some("cat.png"), &image)];
+    let sent = c.request("POST", "/upload").multipart(&fields).send();
+    assert_eq!(sent.status(), 303, "{}", sent.text());
+    assert!(c.get("/").text().contains("A cat"));
+    let stored = c.get("/files/0");
+    assert_eq!(stored.bytes().len(), image.len());
+    assert_eq!(stored.header("content-type"), Some("application/octet-stream"), "sent without an image type");
+    // Without the token, or over the limit, refused.
+    let forged = c.request("POST", "/upload").multipart(&[("title", None, b"x"), ("file", Some("x"), b"x")]).send();
+    assert_eq!(forged.status(), 403);
+    let huge = vec![0u8; uploads::MAX_UPLOAD as usize + 1];
+    let fields: [(&str, Option<&str>, &[u8]); 2] = [("csrf_token", None, token.as_bytes()), ("file", Some("h"), &huge)];
+    assert_eq!(c.request("POST", "/upload").multipart(&fields).send().status(), 413);
 }

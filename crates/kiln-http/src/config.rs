@@ -9,16 +9,19 @@ pub const MAX_REQUEST_LINE: usize = 8 * 1024;
 pub const MAX_HEAD_BYTES: usize = 64 * 1024;
 /// Most header fields in one request before `431 Request Header Fields Too Large`.
 pub const MAX_HEADERS: usize = 100;
-/// Largest request body before `413 Content Too Large`.
+/// Largest request body before `413 Content Too Large`, for bodies read whole; a
+/// route that streams its body sets its own ([`BodyMode::Stream`](crate::BodyMode)).
 pub const MAX_BODY_BYTES: usize = 1024 * 1024;
 /// Time from a request's first byte until its head must be complete (`408`, then close).
 pub const HEADER_TIMEOUT: Duration = Duration::from_secs(10);
 /// Time an idle keep-alive connection is kept open waiting for its next request
 /// (kept on a clock that ticks once a second, so good to about a second).
 pub const IDLE_TIMEOUT: Duration = Duration::from_secs(60);
-/// Time a request body may take to arrive once its head is read, and the longest a
-/// response may wait for a client to accept more of it: like nginx's `send_timeout`,
-/// it counts time without progress, so a slow reader still gets a large file whole.
+/// The longest a request body may make no progress (like nginx's
+/// `client_body_timeout`: a slow but steady upload is read to its end, one that stalls
+/// gets `408` and a close), and the longest a response may wait for a client to accept
+/// more of it (like nginx's `send_timeout`, so a slow reader still gets a large file
+/// whole).
 pub const BODY_TIMEOUT: Duration = Duration::from_secs(30);
 /// Time a TLS client has from connecting until its handshake is complete; one that
 /// sends nothing, or dribbles its hello, is closed then (feature `tls`).

@@ -10,6 +10,7 @@ use crate::head::Head;
 pub fn parse_request_head(data: &[u8]) -> Option<usize> {
     let mut head = Head::default();
     let parsed = parse::parse_head(data, &Limits::default(), &mut head).ok()??;
+    parse::check_body_len(&parsed, Limits::default().max_body_bytes as u64).ok()?;
     assert!(parsed.len <= data.len());
     let inside = |r: &std::ops::Range<u32>| r.start <= r.end && r.end as usize <= parsed.len;
     assert!(inside(&head.method) && inside(&head.target));

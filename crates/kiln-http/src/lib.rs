@@ -7,7 +7,13 @@
 //! - Pipelining: every complete request in a read is answered in order, and the
 //!   responses leave in one write.
 //! - Bodies by `Content-Length` or chunked, read whole (up to a limit) before the
-//!   service runs; responses from memory, from a file with `sendfile(2)`, or streamed
+//!   service runs, or, for the requests a service asks so ([`Service::body_mode`]),
+//!   streamed: handed over as an [`IncomingBody`] read from the socket only as the
+//!   handler asks, one buffer at a time, inside the connection's task, up to a
+//!   per-request limit that may exceed the global one. A handler that stops early
+//!   leaves a small remainder read and dropped (the connection goes on) and a large
+//!   one answered with `Connection: close`. The body timeout counts time without
+//!   progress (as nginx's `client_body_timeout`) and ends in a `408`. Responses from memory, from a file with `sendfile(2)`, or streamed
 //!   chunked, each chunk sent as it is produced and the stream polled only while the
 //!   client reads.
 //! - Named, configurable [limits](Limits) and timeouts (a send timeout counts time
@@ -59,6 +65,7 @@
 #[doc = include_str!("../../../docs/tls.md")]
 pub mod tls_guide {}
 
+mod body;
 mod config;
 mod drain;
 mod error;
@@ -87,6 +94,7 @@ mod upgrade;
 mod worker;
 pub mod ws;
 
+pub use body::{BodyError, BodyMode, IncomingBody};
 pub use bytes::Bytes;
 pub use config::{
     BODY_TIMEOUT, DRAIN_DELAY, H2_CONNECTION_WINDOW, H2_MAX_CONCURRENT_STREAMS, H2_MAX_HEADER_LIST_SIZE,

@@ -3,6 +3,7 @@
 use std::net::SocketAddr;
 use std::ops::Range;
 
+use crate::body::IncomingBody;
 use crate::head::{Head, Version};
 
 /// One request: method, target, version, headers and the whole body.
@@ -16,6 +17,9 @@ pub struct Request<'a> {
     pub(crate) buf: &'a [u8],
     pub(crate) head: &'a Head,
     pub(crate) body: &'a [u8],
+    /// The body as a stream, when the service asked for it so
+    /// ([`BodyMode::Stream`](crate::BodyMode::Stream)).
+    pub(crate) stream: Option<&'a IncomingBody>,
     pub(crate) peer: SocketAddr,
 }
 
@@ -88,9 +92,17 @@ impl<'a> Request<'a> {
         })
     }
 
-    /// The request body, complete (decoded if it was chunked). Empty when there was none.
+    /// The request body, complete (decoded if it was chunked). Empty when there was none,
+    /// and when the body is streamed instead (see [`body_stream`](Self::body_stream)).
     pub fn body(&self) -> &'a [u8] {
         self.body
+    }
+
+    /// The body as a stream read as it is asked for, when the service chose
+    /// [`BodyMode::Stream`](crate::BodyMode::Stream) for this request; `None` when the
+    /// body was read whole into [`body`](Self::body).
+    pub fn body_stream(&self) -> Option<IncomingBody> {
+        self.stream.cloned()
     }
 
     /// The address of the peer on the other end of the connection.
@@ -108,6 +120,8 @@ pub struct RequestBytes {
     head: Head,
     head_len: usize,
     peer: SocketAddr,
+    /// The body, when the service streams it.
+    stream: Option<IncomingBody>,
 }
 
 impl RequestBytes {
@@ -120,16 +134,54 @@ impl RequestBytes {
     /// Parses a complete request under `limits`, as a server with them would: a
     /// request it would refuse is the [`Refusal`] it would answer with.
     pub fn parse_with(bytes: Vec<u8>, peer: SocketAddr, limits: &crate::Limits) -> Result<Self, Refusal> {
+        Self::parse_for(bytes, peer, limits, |_| crate::BodyMode::Buffer)
+    }
+
+    /// Like [`parse_with`](Self::parse_with), asking `mode` how to hand over the body
+    /// as the engine asks a service ([`Service::body_mode`](crate::Service::body_mode)):
+    /// a streamed body may exceed the global limit up to its own, and reaches the
+    /// service as a [`Request::body_stream`].
+    pub fn parse_for(
+        bytes: Vec<u8>,
+        peer: SocketAddr,
+        limits: &crate::Limits,
+        mode: impl FnOnce(&Request<'_>) -> crate::BodyMode,
+    ) -> Result<Self, Refusal> {
+        let refusal = |r: crate::rejection::Rejection| Refusal { status: r.status, reason: r.reason };
         let mut head = Head::default();
         let parsed = crate::h1::parse::parse_head(&bytes, limits, &mut head)
-            .map_err(|r| Refusal { status: r.status, reason: r.reason })?
+            .map_err(refusal)?
             .ok_or(Refusal { status: http::StatusCode::BAD_REQUEST, reason: "incomplete request head" })?;
-        Ok(RequestBytes { head_len: parsed.len, bytes, head, peer })
+        let head_only = Request { buf: &bytes[..parsed.len], head: &head, body: b"", stream: None, peer };
+        let mode = match parsed.framing {
+            crate::h1::parse::Framing::Empty => crate::BodyMode::Buffer,
+            _ => mode(&head_only),
+        };
+        let (max, stream) = match mode {
+            crate::BodyMode::Buffer => (limits.max_body_bytes as u64, None),
+            crate::BodyMode::Stream { max_bytes } => {
+                let body = bytes::Bytes::copy_from_slice(&bytes[parsed.len..]);
+                (max_bytes, Some(IncomingBody::from_bytes(body)))
+            }
+        };
+        crate::h1::parse::check_body_len(&parsed, max).map_err(refusal)?;
+        Ok(RequestBytes { head_len: parsed.len, bytes, head, peer, stream })
     }
 
     /// The request, as a service would see it.
     pub fn request(&self) -> Request<'_> {
-        Request { buf: &self.bytes, head: &self.head, body: &self.bytes[self.head_len..], peer: self.peer }
+        match &self.stream {
+            Some(stream) => {
+                Request { buf: &self.bytes, head: &self.head, body: b"", stream: Some(stream), peer: self.peer }
+            }
+            None => Request {
+                buf: &self.bytes,
+                head: &self.head,
+                body: &self.bytes[self.head_len..],
+                stream: None,
+                peer: self.peer,
+            },
+        }
     }
 }
 

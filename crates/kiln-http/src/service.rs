@@ -5,7 +5,7 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::pin::pin;
 use std::task::Poll;
 
-use crate::{Request, Response};
+use crate::{BodyMode, Request, Response};
 
 /// Answers requests for one worker thread.
 ///
@@ -30,6 +30,15 @@ pub trait Service: 'static {
         let _ = req;
         None
     }
+
+    /// How to read the body of `req`, asked once its head is parsed and only when it
+    /// has a body: read whole before [`call`](Self::call) (the default), or handed over
+    /// as a stream read as the service asks (an upload route; see [`BodyMode`]). A
+    /// service that wraps another forwards it.
+    fn body_mode(&self, req: &Request<'_>) -> BodyMode {
+        let _ = req;
+        BodyMode::Buffer
+    }
 }
 
 impl<S: Service> Service for std::rc::Rc<S> {
@@ -39,6 +48,10 @@ impl<S: Service> Service for std::rc::Rc<S> {
 
     fn early_hints<'a>(&'a self, req: &Request<'_>) -> Option<&'a [u8]> {
         (**self).early_hints(req)
+    }
+
+    fn body_mode(&self, req: &Request<'_>) -> BodyMode {
+        (**self).body_mode(req)
     }
 }
 

@@ -102,6 +102,7 @@ impl<S: 'static> App<S> {
             method: H::Route::METHOD,
             name: Cow::Borrowed(std::any::type_name::<H::Route>()),
             handler: Arc::new(Erased::new(handler)),
+            stream_limit: None,
         });
         self
     }
@@ -120,6 +121,7 @@ impl<S: 'static> App<S> {
             method,
             name: name.into(),
             handler: Arc::new(Erased::new(handler)),
+            stream_limit: None,
         });
         self
     }
@@ -200,6 +202,31 @@ impl<S: 'static> App<S> {
     /// Sets the trailing-slash policy (default: [`TrailingSlash::Redirect`]).
     pub fn trailing_slash(mut self, policy: TrailingSlash) -> Self {
         self.trailing_slash = policy;
+        self
+    }
+
+    /// Streams the body of route `R`'s requests, up to `max_bytes` (which may be far
+    /// above the global [`Limits::max_body_bytes`](kiln_http::Limits)): the handler
+    /// reads it as it goes, with [`Multipart`](crate::multipart::Multipart) or
+    /// [`Request::body_stream`](kiln_http::Request::body_stream), and the engine reads
+    /// from the client only as fast as the handler asks, so a stalled upload holds one
+    /// read buffer. Over `max_bytes`, `413`. `R` must be registered with
+    /// [`route`](Self::route) first; [`build`](Self::build) refuses it otherwise.
+    pub fn stream_body<R: Route>(mut self, max_bytes: u64) -> Self {
+        let mut found = false;
+        for entry in &mut self.routes {
+            if entry.pattern == R::PATTERN && entry.method == R::METHOD {
+                entry.stream_limit = Some(max_bytes);
+                found = true;
+            }
+        }
+        if !found && self.invalid.is_none() {
+            let reason = format!(
+                "{} is not registered: call `.route(handler)` before `.stream_body::<{0}>(…)`",
+                std::any::type_name::<R>()
+            );
+            self.invalid = Some(BuildError::Setting { setting: "stream_body", reason });
+        }
         self
     }
 

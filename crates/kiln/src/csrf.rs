@@ -161,6 +161,13 @@ impl maud::Render for CsrfField<'_> {
 /// in the visitor's signed CSRF cookie. Missing or wrong, the request gets
 /// `403 Forbidden` ([`InvalidCsrfToken`]). `GET`, `HEAD` and `OPTIONS` pass unchecked.
 ///
+/// A `multipart/form-data` form carries the token the same way: in the header, or in
+/// the field `csrf_token`. When the route streams its body
+/// ([`App::stream_body`](crate::App::stream_body)) the guard checks the cookie and
+/// leaves the field to the [`Multipart`](crate::multipart::Multipart) extractor, which
+/// requires it as the form's **first** field before reading any other: render
+/// [`Csrf::field`] first in an upload form, and read a streamed form with `Multipart`.
+///
 /// Put it before a `Form` argument: `async fn save(_: SavePage, _: CsrfGuard, form: Form<Page>)`.
 #[derive(Debug, Clone, Copy)]
 pub struct CsrfGuard;
@@ -181,12 +188,17 @@ impl<S> FromRequest<S> for CsrfGuard {
             .ok_or_else(|| InvalidCsrfToken::new("the CSRF cookie is missing or not valid; reload the form"))?;
         let sent = match req.header_str(CSRF_HEADER) {
             Some(token) => token.to_owned(),
+            // A streamed multipart form is not read yet: `Multipart` checks its first
+            // field against the cookie before the handler sees any other.
+            None if content_type_is(req, MULTIPART_TYPE) && req.body_stream().is_some() => return Ok(CsrfGuard),
+            None if content_type_is(req, MULTIPART_TYPE) => multipart_token(req)
+                .ok_or_else(|| InvalidCsrfToken::new("the CSRF token is missing from the multipart form"))?,
             None if content_type_is(req, FORM_TYPE) => std::str::from_utf8(req.body())
                 .ok()
                 .and_then(|body| query_pairs(body).find(|(k, _)| k == CSRF_FIELD).map(|(_, v)| v.into_owned()))
                 .ok_or_else(|| InvalidCsrfToken::new("the CSRF token is missing"))?,
-            // Only a urlencoded form is searched for the field: say so, or a client that sent
-            // the token in a JSON or multipart body is told only that it is missing.
+            // Only a form is searched for the field: say so, or a client that sent the
+            // token in a JSON body is told only that it is missing.
             None => return Err(InvalidCsrfToken::new(not_searched(req.header_str("content-type"))).into()),
         };
         if !same(sent.as_bytes(), expected.as_bytes()) {
@@ -198,6 +210,23 @@ impl<S> FromRequest<S> for CsrfGuard {
 
 /// The content type whose body [`CsrfGuard`] reads the token from.
 const FORM_TYPE: &str = "application/x-www-form-urlencoded";
+/// The multipart content type, whose field [`CSRF_FIELD`] carries the token too.
+const MULTIPART_TYPE: &str = "multipart/form-data";
+
+/// The token in the field [`CSRF_FIELD`] of a multipart body read whole.
+fn multipart_token(req: kiln_http::Request<'_>) -> Option<String> {
+    let content_type = req.header_str("content-type")?;
+    crate::form_data::find_text_field(content_type, req.body(), CSRF_FIELD)
+}
+
+/// The token a state-changing request must carry, from its signed CSRF cookie, when
+/// the app has a key and the request such a cookie; for `Multipart` on a streamed
+/// route, which checks the form's first field against it.
+pub(crate) fn expected_token<S>(cx: &RequestContext<'_, S>) -> Option<String> {
+    let key = cx.config().key.as_ref()?;
+    let cookies = Cookies::from_request(cx).ok()?;
+    cookies.get(CSRF_COOKIE).and_then(|c| key.verify(CSRF_COOKIE, c)).map(str::to_owned)
+}
 
 /// Why no token was found in a body of another content type (or none).
 fn not_searched(content_type: Option<&str>) -> String {
@@ -211,6 +240,6 @@ fn not_searched(content_type: Option<&str>) -> String {
 }
 
 /// Compares in time that depends on the lengths only.
-fn same(a: &[u8], b: &[u8]) -> bool {
+pub(crate) fn same(a: &[u8], b: &[u8]) -> bool {
     a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }

@@ -90,6 +90,10 @@ impl<S: 'static> Service for AppService<S> {
     fn early_hints<'a>(&'a self, req: &Request<'_>) -> Option<&'a [u8]> {
         self.inner.early_hints(req)
     }
+
+    fn body_mode(&self, req: &Request<'_>) -> kiln_http::BodyMode {
+        self.inner.body_mode(req)
+    }
 }
 
 /// Routes a worker's requests with its state.
@@ -216,6 +220,12 @@ impl<S: 'static> Service for Routed<S> {
         let hints = self.shared.config.early_hints.as_deref()?;
         let page = req.method() == "GET" && req.header("accept").is_some_and(|a| contains(a, b"text/html"));
         page.then_some(hints)
+    }
+
+    /// Streamed for the routes registered with [`App::stream_body`](crate::App::stream_body);
+    /// an app without any answers at once, without routing.
+    fn body_mode(&self, req: &Request<'_>) -> kiln_http::BodyMode {
+        self.shared.router.body_mode(req.path(), req.method())
     }
 }
 

@@ -93,6 +93,7 @@ pub mod db;
 mod dispatch;
 mod extract;
 mod form;
+mod form_data;
 mod handler;
 mod health;
 mod html;
@@ -105,6 +106,7 @@ pub mod markup;
 #[cfg(feature = "maud")]
 mod maud_render;
 pub mod middleware;
+pub mod multipart;
 pub mod realtime;
 pub mod rejection;
 mod response;

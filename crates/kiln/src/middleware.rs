@@ -57,6 +57,10 @@ impl<M: Middleware, S: Service> Service for Wrapped<M, S> {
     fn early_hints<'a>(&'a self, req: &Request<'_>) -> Option<&'a [u8]> {
         self.inner.early_hints(req)
     }
+
+    fn body_mode(&self, req: &Request<'_>) -> kiln_http::BodyMode {
+        self.inner.body_mode(req)
+    }
 }
 
 /// A [`MakeService`](crate::MakeService) whose services are wrapped in a middleware;

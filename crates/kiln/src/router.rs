@@ -27,6 +27,8 @@ pub(crate) struct RouteEntry<S> {
     /// Names the route in conflict reports: its type, or what registered it.
     pub(crate) name: Cow<'static, str>,
     pub(crate) handler: Arc<dyn ErasedHandler<S>>,
+    /// The body limit of a route whose body is streamed (`App::stream_body`).
+    pub(crate) stream_limit: Option<u64>,
 }
 
 impl<S> RouteEntry<S> {
@@ -42,6 +44,8 @@ pub(crate) struct Endpoint<S> {
     /// The `Allow` header for a 405, rendered once at start-up.
     pub(crate) allow: String,
     get: Option<usize>,
+    /// Methods whose bodies are streamed, with their limits.
+    streamed: Vec<(Method, u64)>,
 }
 
 impl<S> Endpoint<S> {
@@ -63,6 +67,8 @@ pub(crate) struct Router<S> {
     router: matchit::Router<usize>,
     endpoints: Vec<Endpoint<S>>,
     pub(crate) fallback: Option<Arc<dyn ErasedHandler<S>>>,
+    /// Whether any route streams its body: if none, nothing is looked up.
+    streams: bool,
 }
 
 impl<S> Router<S> {
@@ -90,6 +96,7 @@ impl<S> Router<S> {
                         methods: Vec::new(),
                         allow: String::new(),
                         get: None,
+                        streamed: Vec::new(),
                     });
                     owners.push(Vec::new());
                     i
@@ -99,6 +106,9 @@ impl<S> Router<S> {
                 return Err(BuildError::Conflict { first: first.describe(), second: entry.describe() });
             }
             endpoints[index].methods.push((entry.method.clone(), Arc::clone(&entry.handler)));
+            if let Some(limit) = entry.stream_limit {
+                endpoints[index].streamed.push((entry.method.clone(), limit));
+            }
             owners[index].push(entry);
         }
         for endpoint in &mut endpoints {
@@ -109,13 +119,27 @@ impl<S> Router<S> {
             }
             endpoint.allow = allow.join(", ");
         }
-        Ok(Router { router, endpoints, fallback })
+        let streams = endpoints.iter().any(|e| !e.streamed.is_empty());
+        Ok(Router { router, endpoints, fallback, streams })
     }
 
     /// The endpoint whose pattern matches `path`, with the captured parameters.
     pub(crate) fn at<'p>(&self, path: &'p str) -> Option<(&Endpoint<S>, matchit::Params<'_, 'p>)> {
         let matched = self.router.at(path).ok()?;
         Some((&self.endpoints[*matched.value], matched.params))
+    }
+
+    /// How the engine reads a request's body: streamed for a route registered with
+    /// `App::stream_body`, else whole.
+    pub(crate) fn body_mode(&self, path: &str, method: &str) -> kiln_http::BodyMode {
+        if !self.streams {
+            return kiln_http::BodyMode::Buffer;
+        }
+        let streamed = self.at(path).and_then(|(e, _)| e.streamed.iter().find(|(m, _)| m.as_str() == method));
+        match streamed {
+            Some(&(_, max_bytes)) => kiln_http::BodyMode::Stream { max_bytes },
+            None => kiln_http::BodyMode::Buffer,
+        }
     }
 
     /// Whether some pattern matches `path`.

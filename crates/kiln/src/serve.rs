@@ -122,6 +122,10 @@ impl<S: Service> Service for Watched<S> {
     fn early_hints<'a>(&'a self, req: &Request<'_>) -> Option<&'a [u8]> {
         self.inner.as_ref()?.early_hints(req)
     }
+
+    fn body_mode(&self, req: &Request<'_>) -> kiln_http::BodyMode {
+        self.inner.as_ref().map_or(kiln_http::BodyMode::Buffer, |inner| inner.body_mode(req))
+    }
 }
 
 /// A running app: what [`serve`] returns. Dropping it shuts the server down without

@@ -199,6 +199,41 @@ impl<S: Service> TestRequest<'_, S> {
         self.header("Content-Type", "application/json").body(body)
     }
 
+    /// A `multipart/form-data` body (RFC 7578) of `(name, file name, bytes)` fields,
+    /// in order; a field with a file name is a file.
+    ///
+    /// ```
+    /// # use kiln::{App, Route, multipart::Multipart};
+    /// # #[derive(Route)]
+    /// # #[route(POST, "/up")]
+    /// # struct Up;
+    /// async fn up(_: Up, form: Multipart) -> Result<String, kiln::rejection::Rejection> {
+    ///     Ok(form.collect().await?.text("note")?.to_owned())
+    /// }
+    /// let mut client = kiln::test::TestClient::new(App::new(|_| ()).route(up));
+    /// let res = client.request("POST", &Up).multipart(&[("note", None, b"hi".as_slice())]).send();
+    /// assert_eq!(res.text(), "hi");
+    /// ```
+    pub fn multipart(self, fields: &[(&str, Option<&str>, &[u8])]) -> Self {
+        const BOUNDARY: &str = "kiln-test-boundary-7MA4YWxkTrZu0gW";
+        let mut body = Vec::new();
+        for (name, file_name, bytes) in fields {
+            body.extend_from_slice(
+                format!("--{BOUNDARY}\r\nContent-Disposition: form-data; name=\"{name}\"").as_bytes(),
+            );
+            if let Some(file_name) = file_name {
+                body.extend_from_slice(
+                    format!("; filename=\"{file_name}\"\r\nContent-Type: application/octet-stream").as_bytes(),
+                );
+            }
+            body.extend_from_slice(b"\r\n\r\n");
+            body.extend_from_slice(bytes);
+            body.extend_from_slice(b"\r\n");
+        }
+        body.extend_from_slice(format!("--{BOUNDARY}--\r\n").as_bytes());
+        self.header("Content-Type", &format!("multipart/form-data; boundary={BOUNDARY}")).body(body)
+    }
+
     /// Sets a form body and `Content-Type: application/x-www-form-urlencoded`.
     pub fn form(self, value: &impl Serialize) -> Self {
         let body = serde_urlencoded::to_string(value).expect("serialisable");
@@ -210,6 +245,19 @@ impl<S: Service> TestRequest<'_, S> {
     /// server would refuse before the app sees it (over a limit, malformed) gets the
     /// server's answer, as the server would send it.
     pub fn send(self) -> TestResponse {
+        self.send_reading(0)
+    }
+
+    /// Sends the request like [`send`](Self::send), and reads a streamed response's
+    /// body (`Response::set_body_stream`: Server-Sent Events, a download made as it
+    /// goes) until it ends or `max_bytes` have come, whichever is first: an endless
+    /// stream is cut there rather than hanging the test. [`send`](Self::send) leaves a
+    /// streamed body unread.
+    pub fn send_streaming(self, max_bytes: usize) -> TestResponse {
+        self.send_reading(max_bytes)
+    }
+
+    fn send_reading(self, max_stream: usize) -> TestResponse {
         let mut raw = format!("{} {} HTTP/1.1\r\n", self.method, self.target);
         // HTTP/1.1 needs a `Host` (RFC 9112 §3.2); the test's own, if it set one.
         if !self.headers.iter().any(|(name, _)| name.eq_ignore_ascii_case("host")) {
@@ -231,7 +279,8 @@ impl<S: Service> TestRequest<'_, S> {
         bytes.extend_from_slice(&self.body);
         let peer = SocketAddr::from(([127, 0, 0, 1], 40000));
         let client = self.client;
-        let parsed = match RequestBytes::parse_with(bytes, peer, &client.limits) {
+        let service = Rc::clone(&client.service);
+        let parsed = match RequestBytes::parse_for(bytes, peer, &client.limits, |req| service.body_mode(req)) {
             Ok(parsed) => parsed,
             Err(refusal) => {
                 let mut res = Response::new();
@@ -241,12 +290,22 @@ impl<S: Service> TestRequest<'_, S> {
                 return res;
             }
         };
-        let service = Rc::clone(&client.service);
         // A task of its own, as each connection's is on a server: what a request may
         // ask of `tokio::task` (its id) is there, and a panic ends only the task.
         let call = async move {
             let mut res = Response::new();
             service.call(parsed.request(), &mut res).await;
+            let mut streamed = Vec::new();
+            if let Some(mut stream) = res.take_body_stream().filter(|_| max_stream > 0) {
+                while streamed.len() < max_stream {
+                    match std::future::poll_fn(|cx| stream.as_mut().poll_next(cx)).await {
+                        Some(Ok(chunk)) => streamed.extend_from_slice(&chunk),
+                        Some(Err(_)) | None => break,
+                    }
+                }
+                streamed.truncate(max_stream);
+                res.body_mut().extend_from_slice(&streamed);
+            }
             res
         };
         let local = tokio::task::LocalSet::new();

@@ -19,6 +19,7 @@ use tokio::time::{Instant, Sleep, timeout, timeout_at};
 use super::chunked::ChunkedDecoder;
 use super::encode::{self, Delimit};
 use super::parse::{self, Framing, Parsed};
+use crate::body::BodyMode;
 use crate::head::Version;
 use crate::rejection::{Rejection, error_response};
 use crate::request::Request;
@@ -64,6 +65,12 @@ const REQUESTS_PER_TURN: u32 = 64;
 /// buffering budget (`Limits::max_buffered_bytes`).
 const OVER_BUDGET: Rejection =
     Rejection { status: StatusCode::SERVICE_UNAVAILABLE, reason: "server busy: too much buffered, retry later" };
+
+mod upload;
+
+/// Answered when a request body makes no progress for the body timeout.
+const BODY_STALLED: Rejection =
+    Rejection { status: StatusCode::REQUEST_TIMEOUT, reason: "request body not received in time" };
 
 /// Why a connection stopped; each ends it, none is reported beyond it.
 enum Stop {
@@ -277,20 +284,23 @@ impl<T: Transport> Conn<T> {
         }
     }
 
-    /// Reads more bytes after what is buffered, by `deadline`. `false`: the peer closed.
-    async fn fill(&mut self, deadline: Instant) -> Flow<bool> {
-        match self.fill_until(deadline).await? {
-            Some(more) => Ok(more),
-            None => Err(Stop::Done),
-        }
-    }
-
     /// Reads, answers and encodes one request. `false`: close after flushing.
     async fn serve_one<S: Service>(&mut self, service: &S) -> Flow<bool> {
         let parsed = match self.read_head().await? {
             Ok(parsed) => parsed,
             Err(rejection) => return self.refuse(rejection).await,
         };
+        // Only a request with a body asks the service how to read it: `GET`s pay nothing.
+        let mode = match parsed.framing {
+            Framing::Empty => BodyMode::Buffer,
+            _ => self.body_mode(service, &parsed),
+        };
+        if let BodyMode::Stream { max_bytes } = mode {
+            return self.serve_streamed(service, &parsed, max_bytes).await;
+        }
+        if let Err(rejection) = parse::check_body_len(&parsed, self.worker.limits.max_body_bytes as u64) {
+            return self.refuse(rejection).await;
+        }
         let body_len = match self.read_body(&parsed).await? {
             Ok(len) => len,
             Err(rejection) => return self.refuse(rejection).await,
@@ -305,6 +315,13 @@ impl<T: Transport> Conn<T> {
             self.give_back();
         }
         Ok(keep_alive)
+    }
+
+    /// Asks the service how to read the body of the request whose head is at `start`.
+    fn body_mode<S: Service>(&self, service: &S, parsed: &Parsed) -> BodyMode {
+        let bufs = &*self.bufs;
+        let buf = &bufs.read[self.start..self.start + parsed.len];
+        service.body_mode(&Request { buf, head: &bufs.head, body: b"", stream: None, peer: self.peer })
     }
 
     /// Charges the worker's budget for the buffers as they stand now, with room for
@@ -395,7 +412,6 @@ impl<T: Transport> Conn<T> {
         match parsed.framing {
             Framing::Empty => Ok(Ok(0)),
             Framing::Length(n) => {
-                let deadline = Instant::now() + self.worker.limits.body_timeout;
                 let need = parsed.len + n as usize;
                 while self.bufs.read.len() - self.start < need {
                     self.send_continue(parsed, &mut continue_sent).await?;
@@ -410,14 +426,13 @@ impl<T: Transport> Conn<T> {
                         return Ok(Err(OVER_BUDGET));
                     }
                     self.bufs.read.reserve_exact(grow);
-                    if !self.fill(deadline).await? {
-                        return Err(Stop::Done);
+                    if let Err(rejection) = self.fill_body().await? {
+                        return Ok(Err(rejection));
                     }
                 }
                 Ok(Ok(n as usize))
             }
             Framing::Chunked => {
-                let deadline = Instant::now() + self.worker.limits.body_timeout;
                 let max_body = self.worker.limits.max_body_bytes;
                 let mut decoder = ChunkedDecoder::new();
                 self.bufs.chunked_body.clear();
@@ -436,11 +451,22 @@ impl<T: Transport> Conn<T> {
                         return Ok(Ok(0));
                     }
                     self.send_continue(parsed, &mut continue_sent).await?;
-                    if !self.fill(deadline).await? {
-                        return Err(Stop::Done);
+                    if let Err(rejection) = self.fill_body().await? {
+                        return Ok(Err(rejection));
                     }
                 }
             }
+        }
+    }
+
+    /// Reads more of a body. The body timeout counts time without progress (as nginx's
+    /// `client_body_timeout`): a slow but steady upload is read to its end, and one
+    /// that stalls gets a `408` rather than a silent close.
+    async fn fill_body(&mut self) -> Flow<Result<(), Rejection>> {
+        match self.fill_until(Instant::now() + self.worker.limits.body_timeout).await? {
+            Some(true) => Ok(Ok(())),
+            Some(false) => Err(Stop::Done),
+            None => Ok(Err(BODY_STALLED)),
         }
     }
 
@@ -462,7 +488,7 @@ impl<T: Transport> Conn<T> {
             Framing::Chunked => &chunked_body[..],
             _ => &buf[parsed.len..parsed.len + body_len],
         };
-        let req = Request { buf, head, body, peer: self.peer };
+        let req = Request { buf, head, body, stream: None, peer: self.peer };
         res.clear();
         // A panicking handler costs its request a 500, not the worker: the body has been
         // read, so the connection is still in step and may go on.

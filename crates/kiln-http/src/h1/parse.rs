@@ -37,6 +37,15 @@ pub(crate) struct Parsed {
     pub(crate) is_head: bool,
 }
 
+/// Refuses an announced body longer than `max` (`413`): checked once the body's mode is
+/// known, since a streamed route may allow more than the global limit.
+pub(crate) fn check_body_len(parsed: &Parsed, max: u64) -> Result<(), Rejection> {
+    match parsed.framing {
+        Framing::Length(n) if n > max => Err(reject(StatusCode::PAYLOAD_TOO_LARGE, "request body too large")),
+        _ => Ok(()),
+    }
+}
+
 const fn reject(status: StatusCode, reason: &'static str) -> Rejection {
     Rejection { status, reason }
 }
@@ -187,11 +196,6 @@ pub(crate) fn parse_head(buf: &[u8], limits: &Limits, head: &mut Head) -> Result
             Some(n) => Framing::Length(n),
         }
     };
-    if let Framing::Length(n) = framing
-        && n > limits.max_body_bytes as u64
-    {
-        return Err(reject(StatusCode::PAYLOAD_TOO_LARGE, "request body too large"));
-    }
 
     let keep_alive = match version {
         // HTTP/2 never reaches this parser; its streams have no keep-alive of their own.
@@ -375,6 +379,7 @@ mod tests {
     fn status_of(raw: &[u8]) -> u16 {
         match parse(raw) {
             Err(r) => r.status.as_u16(),
+            Ok(Some(p)) if check_body_len(&p, Limits::default().max_body_bytes as u64).is_err() => 413,
             Ok(Some(_)) => 200,
             Ok(None) => 0,
         }

@@ -290,7 +290,7 @@ mod tests {
         ])
         .unwrap();
         assert_eq!(facts.content_length, Some(3));
-        let req = Request { buf: &buf, head: &head, body: b"", peer: "127.0.0.1:1".parse().unwrap() };
+        let req = Request { buf: &buf, head: &head, body: b"", stream: None, peer: "127.0.0.1:1".parse().unwrap() };
         assert_eq!((req.method(), req.target(), req.path(), req.query()), ("POST", "/a/b?x=1", "/a/b", Some("x=1")));
         assert_eq!(req.version(), Version::Http2);
         assert_eq!(req.header_str("Host"), Some("example.com"));

@@ -8,7 +8,7 @@ use std::net::{SocketAddr, TcpStream};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use kiln_http::{Bytes, Limits, Request, Response, Server, ServerHandle, Service, StatusCode};
+use kiln_http::{BodyMode, Bytes, Limits, Request, Response, Server, ServerHandle, Service, StatusCode};
 
 /// How long a test client waits on a read before the test fails instead of hanging.
 pub const CLIENT_TIMEOUT: Duration = Duration::from_secs(10);
@@ -28,11 +28,42 @@ struct TestService {
     file: Option<std::path::PathBuf>,
 }
 
+/// The limit of the streamed routes: above the global default of 1 MiB.
+pub const UPLOAD_LIMIT: u64 = 4 * 1024 * 1024;
+
 impl Service for TestService {
+    /// `/upload…` routes stream their bodies, up to [`UPLOAD_LIMIT`].
+    fn body_mode(&self, req: &Request<'_>) -> BodyMode {
+        match req.path().starts_with("/upload") {
+            true => BodyMode::Stream { max_bytes: UPLOAD_LIMIT },
+            false => BodyMode::Buffer,
+        }
+    }
+
     async fn call<'a>(&'a self, req: Request<'a>, res: &'a mut Response) {
         self.seen.0.lock().unwrap().push(req.target().to_owned());
         res.set_content_type("text/plain");
         match req.path() {
+            // Reads the streamed body to its end: its length and a checksum.
+            "/upload" => {
+                let mut body = req.body_stream().expect("a streamed route gets a body stream");
+                let (mut len, mut sum) = (0u64, 0u64);
+                while let Ok(Some(chunk)) = body.chunk().await {
+                    len += chunk.len() as u64;
+                    sum = chunk.iter().fold(sum, |s, &b| s.wrapping_mul(31).wrapping_add(u64::from(b)));
+                }
+                res.body_mut().extend_from_slice(format!("{len} {sum}").as_bytes());
+            }
+            // Answers without reading the body.
+            "/upload-ignore" => res.set_body_static(b"ignored"),
+            // Takes the first chunk, then stalls: answers with how much the engine had
+            // taken from the client meanwhile.
+            "/upload-stall" => {
+                let mut body = req.body_stream().expect("a streamed route gets a body stream");
+                let _ = body.chunk().await;
+                tokio::time::sleep(Duration::from_millis(500)).await;
+                res.body_mut().extend_from_slice(body.received().to_string().as_bytes());
+            }
             "/echo" => res.body_mut().extend_from_slice(req.body()),
             "/panic" => panic!("handler panicked on purpose"),
             "/slow" => {
@@ -256,6 +287,12 @@ fn parse_one(raw: &[u8], head_only: bool) -> Option<(Resp, usize)> {
     }
     // Delimited by close.
     Some((Resp { body: rest.to_vec(), ..resp }, raw.len()))
+}
+
+/// The checksum `/upload` answers with for `body`.
+pub fn upload_sum(body: &[u8]) -> String {
+    let sum = body.iter().fold(0u64, |s, &b| s.wrapping_mul(31).wrapping_add(u64::from(b)));
+    format!("{} {sum}", body.len())
 }
 
 /// This process's resident memory (`VmRSS`), in bytes.

@@ -75,6 +75,10 @@ impl<S: Service> Service for Logged<S> {
     fn early_hints<'a>(&'a self, req: &Request<'_>) -> Option<&'a [u8]> {
         self.inner.early_hints(req)
     }
+
+    fn body_mode(&self, req: &Request<'_>) -> kiln_http::BodyMode {
+        self.inner.body_mode(req)
+    }
 }
 
 /// What one worker owns for logging; no lock, no atomic on the request path.

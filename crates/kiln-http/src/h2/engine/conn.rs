@@ -17,10 +17,8 @@ use tokio::time::{Instant, Sleep, sleep_until};
 
 use super::send::OUT_HIGH;
 use super::state::State;
-use super::stream::Phase;
+use crate::body::IncomingBody;
 use crate::h2::frame::Code;
-use crate::h2::response_head::Common;
-use crate::rejection::{Rejection, error_response};
 use crate::request::Request;
 use crate::service::{Service, call_caught};
 use crate::transport::Transport;
@@ -34,9 +32,6 @@ const READ_ROOM: usize = 16 * 1024 + 9;
 /// Frames applied in one turn before the connection lets the worker's others run.
 const BYTES_PER_TURN: usize = 256 * 1024;
 
-const BODY_TIMEOUT: Rejection =
-    Rejection { status: http::StatusCode::REQUEST_TIMEOUT, reason: "request body not received in time" };
-
 /// Everything one connection's loop owns.
 pub(super) struct Conn<'a, S, T> {
     pub(super) io: T,
@@ -47,16 +42,22 @@ pub(super) struct Conn<'a, S, T> {
     pub(super) slot: usize,
     pub(super) state: State,
     pub(super) read: Vec<u8>,
-    /// Requests made whole this turn, to be called.
-    pub(super) to_call: Vec<(Bufs, u32)>,
+    /// Requests made whole (or whose body streams) this turn, to be called.
+    pub(super) to_call: Vec<(Bufs, Option<IncomingBody>, u32)>,
 }
 
 /// A service call under way: the stream it answers, its buffers, whether it finished
-/// without a panic.
-async fn call<S: Service>(service: &S, mut bufs: Bufs, peer: SocketAddr, id: u32) -> (u32, Bufs, bool) {
+/// without a panic. A streamed body comes as `upload`, the buffered one empty.
+async fn call<S: Service>(
+    service: &S,
+    mut bufs: Bufs,
+    upload: Option<IncomingBody>,
+    peer: SocketAddr,
+    id: u32,
+) -> (u32, Bufs, bool) {
     let ConnBufs { read, head, chunked_body, res, .. } = &mut *bufs;
     res.clear();
-    let req = Request { buf: read, head, body: chunked_body, peer };
+    let req = Request { buf: read, head, body: chunked_body, stream: upload.as_ref(), peer };
     let ok = call_caught(service, req, res).await;
     (id, bufs, ok)
 }
@@ -89,28 +90,20 @@ impl<'a, S: Service, T: Transport> Conn<'a, S, T> {
                         Poll::Pending => {}
                     }
                     if !self.read.is_empty() && !self.state.fatal {
-                        match self.state.receive(&self.read, worker) {
-                            Ok(used) => {
-                                self.read.drain(..used);
-                            }
-                            Err(code) => {
-                                self.read.clear();
-                                read_closed = true;
-                                self.state.goaway(code);
-                                self.state.fatal = true;
-                            }
-                        }
+                        self.apply(cx, &mut read_closed);
                     }
                 }
                 // 2. Early hints for new streams, then calls for requests made whole.
                 self.start_calls(cx);
-                for (bufs, id) in self.to_call.drain(..) {
-                    calls.push(call(self.service, bufs, self.peer, id));
+                for (bufs, upload, id) in self.to_call.drain(..) {
+                    calls.push(call(self.service, bufs, upload, self.peer, id));
                 }
-                // 3. Answers from calls that finished.
+                // 3. Answers from calls that finished; the window of what streamed
+                //    bodies' handlers took goes back.
                 while let Poll::Ready(Some((id, bufs, ok))) = calls.poll_next_unpin(cx) {
                     self.answer(id, bufs, ok, cx);
                 }
+                self.state.release_taken();
                 // 4. Bodies, as far as the windows allow.
                 self.state.pump(worker, cx);
                 // 5. Graceful ends: shutdown, the request cap, a response's close.
@@ -211,6 +204,32 @@ impl<'a, S: Service, T: Transport> Conn<'a, S, T> {
         self.state.close(worker);
     }
 
+    /// Applies the whole frames in the read buffer. A stream with a body pauses the
+    /// frames after its HEADERS until its body mode is asked ([`start_calls`]).
+    ///
+    /// [`start_calls`]: Self::start_calls
+    fn apply(&mut self, cx: &mut Context<'_>, read_closed: &mut bool) {
+        let mut at = 0;
+        loop {
+            match self.state.receive(&self.read[at..], self.worker) {
+                Ok(used) => at += used,
+                Err(code) => {
+                    self.read.clear();
+                    *read_closed = true;
+                    self.state.goaway(code);
+                    self.state.fatal = true;
+                    return;
+                }
+            }
+            if !self.state.paused {
+                break;
+            }
+            self.state.paused = false;
+            self.start_calls(cx);
+        }
+        self.read.drain(..at);
+    }
+
     /// Reads what the socket has into the read buffer: `Ready(Ok(0))` at its end.
     fn fill(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<usize>> {
         if self.read.capacity() - self.read.len() < READ_ROOM {
@@ -252,131 +271,6 @@ impl<'a, S: Service, T: Transport> Conn<'a, S, T> {
             return Pin::new(&mut self.io).poll_flush(cx);
         }
         Poll::Ready(Ok(()))
-    }
-
-    /// Asks for early hints on new streams, and calls the service (or answers the
-    /// refusal) for every request made whole.
-    fn start_calls(&mut self, cx: &mut Context<'_>) {
-        let mut index = 0;
-        while index < self.state.streams.len() {
-            let stream = &mut self.state.streams[index];
-            if stream.recv_open && stream.deadline.is_none() {
-                stream.deadline = Some(self.worker.coarse_now() + self.worker.limits.body_timeout);
-            }
-            if stream.fresh {
-                stream.fresh = false;
-                let b = &*stream.bufs;
-                let req = Request { buf: &b.read, head: &b.head, body: b"", peer: self.peer };
-                if let Some(lines) = self.service.early_hints(&req) {
-                    let id = stream.id;
-                    self.state.early_hints(id, lines);
-                }
-            }
-            let stream = &mut self.state.streams[index];
-            if !stream.ready {
-                index += 1;
-                continue;
-            }
-            stream.ready = false;
-            stream.deadline = None;
-            if let Some(rejection) = stream.refused {
-                error_response(&mut stream.bufs.res, rejection.status, rejection.reason);
-                let before = self.state.streams.len();
-                self.respond(index, cx);
-                if self.state.streams.len() == before {
-                    index += 1;
-                }
-                continue;
-            }
-            stream.phase = Phase::Called;
-            let bufs = std::mem::take(&mut stream.bufs);
-            self.to_call.push((bufs, stream.id));
-            index += 1;
-        }
-    }
-
-    /// A finished call's answer: sent on its stream, or dropped if the stream is gone.
-    fn answer(&mut self, id: u32, mut bufs: Bufs, ok: bool, cx: &mut Context<'_>) {
-        let Some(index) = self.state.find(id) else {
-            self.worker.release(bufs);
-            return;
-        };
-        if !ok {
-            error_response(&mut bufs.res, http::StatusCode::INTERNAL_SERVER_ERROR, "internal server error");
-        }
-        self.state.streams[index].bufs = bufs;
-        self.respond(index, cx);
-    }
-
-    fn respond(&mut self, index: usize, cx: &mut Context<'_>) {
-        let date = self.worker.date();
-        let common = Common { date: &date, hsts: self.hsts.as_deref() };
-        self.state.respond(index, self.worker, &common, cx);
-    }
-
-    /// The earliest deadline of a stream: a body that must arrive, a window held shut.
-    fn deadlines(&mut self, now: Instant) -> Instant {
-        let stall = self.worker.limits.body_timeout;
-        let mut earliest = now + self.worker.limits.idle_timeout;
-        let conn_shut = self.state.send_window <= 0;
-        for stream in &mut self.state.streams {
-            if let Phase::Sending(_) = stream.phase {
-                let shut = conn_shut || stream.send_window <= 0;
-                if shut && stream.deadline.is_none() {
-                    stream.deadline = Some(now + stall);
-                } else if !shut {
-                    stream.deadline = None;
-                }
-            }
-            if let Some(d) = stream.deadline {
-                earliest = earliest.min(d);
-            }
-        }
-        earliest
-    }
-
-    /// Ends what is past its deadline: a body not received (`408`), a window held shut
-    /// (`RST_STREAM(CANCEL)`).
-    fn expire(&mut self, now: Instant, cx: &mut Context<'_>) {
-        let mut index = 0;
-        while index < self.state.streams.len() {
-            let stream = &mut self.state.streams[index];
-            if stream.deadline.is_some_and(|d| d <= now) {
-                stream.deadline = None;
-                match stream.phase {
-                    Phase::Sending(_) => {
-                        self.state.stalled(index, self.worker);
-                        continue;
-                    }
-                    Phase::Receiving if stream.recv_open && stream.refused.is_none() => {
-                        stream.refused = Some(BODY_TIMEOUT);
-                        stream.ready = true;
-                    }
-                    _ => {}
-                }
-            }
-            index += 1;
-        }
-        self.start_calls_refused(cx);
-    }
-
-    /// Answers refusals made by [`expire`](Self::expire) at once.
-    fn start_calls_refused(&mut self, cx: &mut Context<'_>) {
-        let mut index = 0;
-        while index < self.state.streams.len() {
-            let stream = &mut self.state.streams[index];
-            if stream.ready && stream.refused.is_some() {
-                stream.ready = false;
-                let rejection = stream.refused.unwrap_or(BODY_TIMEOUT);
-                error_response(&mut stream.bufs.res, rejection.status, rejection.reason);
-                let before = self.state.streams.len();
-                self.respond(index, cx);
-                if self.state.streams.len() != before {
-                    continue;
-                }
-            }
-            index += 1;
-        }
     }
 
     /// Hands the read and write buffers back while the connection idles.

@@ -27,9 +27,20 @@ pub(crate) fn frames(data: &[u8], split: usize) {
     let mut cx = Context::from_waker(std::task::Waker::noop());
     let mut at = 0;
     for end in [split, input.len()] {
-        match state.receive(&input[at..end], &worker) {
-            Ok(used) => at += used,
-            Err(_) => break,
+        // A stream with a body pauses the frames after its HEADERS (its body mode is
+        // asked then; here every body is read whole).
+        let mut failed = false;
+        loop {
+            match state.receive(&input[at..end], &worker) {
+                Ok(used) => at += used,
+                Err(_) => failed = true,
+            }
+            if failed || !std::mem::take(&mut state.paused) {
+                break;
+            }
+        }
+        if failed {
+            break;
         }
         assert!(state.streams.len() <= worker.limits.h2_max_concurrent_streams as usize);
         answer_ready(&mut state, &worker, &mut cx);

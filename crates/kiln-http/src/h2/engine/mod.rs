@@ -3,9 +3,14 @@
 //! ([`stream`], [`state`]), responses and their bodies written straight into one write
 //! buffer under the flow-control windows ([`send`]), and one loop that reads, calls
 //! the service for every request made whole and writes each batch with one system
-//! call ([`conn`]). HPACK decoding is [`hpack`](super::hpack)'s; the encoder is
-//! [`response_head`](super::response_head)'s, which keeps no table.
+//! call ([`conn`]; the calls, their answers and deadlines in [`calls`]). HPACK decoding
+//! is [`hpack`](super::hpack)'s; the encoder is [`response_head`](super::response_head)'s,
+//! which keeps no table. A route that
+//! streams its request body ([`BodyMode::Stream`](crate::BodyMode::Stream)) is called
+//! as soon as its head is read; its DATA is handed over as it comes, and its window is
+//! given back only as the handler takes it, so a stalled handler holds one window.
 
+mod calls;
 mod conn;
 mod control;
 #[cfg(any(test, feature = "fuzzing"))]

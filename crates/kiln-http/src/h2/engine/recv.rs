@@ -3,7 +3,8 @@
 //! the GOAWAY carries; a stream error resets only its stream.
 
 use super::state::{Block, State};
-use super::stream::{Closed, Phase, Stream};
+use super::stream::{Closed, Intake, Phase, Stream};
+use crate::body::End;
 use crate::h2::fields::{self, Bad, Facts};
 use crate::h2::frame::{self, Code, DEFAULT_MAX_FRAME, HEADER_LEN, Head, flag, kind};
 use crate::h2::preface::PREFACE;
@@ -46,6 +47,9 @@ impl State {
             self.frame(head, payload, worker)?;
             if self.flooding() {
                 return Err(Code::ENHANCE_YOUR_CALM);
+            }
+            if self.paused {
+                break;
             }
         }
         Ok(used)
@@ -132,7 +136,23 @@ impl State {
         if stream.facts.content_length.is_some_and(|n| stream.received > n) {
             return self.stream_error(head.stream, Code::PROTOCOL_ERROR, worker);
         }
-        if stream.refused.is_none() {
+        if let Intake::Stream { body, .. } = &stream.intake {
+            // Handed to the handler; the window comes back only as it takes the bytes
+            // (`release_taken`), padding at once. Data is progress: the stall clock
+            // restarts.
+            body.push(data);
+            self.meter.payload(data.len());
+            stream.deadline = None;
+            stream.recv_unacked += (len as usize - data.len()) as u32;
+            if head.has(flag::END_STREAM) {
+                return self.end_of_request(index, worker);
+            }
+            return Ok(());
+        }
+        if matches!(stream.intake, Intake::Dropped) {
+            // Answered already: nothing more is kept.
+            self.meter.payload(data.len());
+        } else if stream.refused.is_none() {
             let body = &mut stream.bufs.chunked_body;
             if body.len() + data.len() > self.limits.max_body {
                 stream.refused = Some(TOO_LARGE);
@@ -169,7 +189,12 @@ impl State {
             let id = stream.id;
             return self.stream_error(id, Code::PROTOCOL_ERROR, worker);
         }
-        stream.ready = true;
+        match &stream.intake {
+            // The service was called already: the handler learns the body is whole.
+            Intake::Stream { body, .. } => body.finish(End::Complete),
+            Intake::Dropped => {}
+            Intake::Buffer => stream.ready = true,
+        }
         Ok(())
     }
 
@@ -298,7 +323,10 @@ impl State {
             refused,
             deadline: None,
             held: 0,
+            intake: Intake::Buffer,
         });
+        // Its body mode is asked before its DATA is applied.
+        self.paused = !end_stream && refused.is_none();
         Ok(())
     }
 }

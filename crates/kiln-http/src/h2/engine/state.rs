@@ -4,7 +4,8 @@
 //! frames and [`send`](super::send) drains responses into it, so the fuzz target drives
 //! it as the connection loop does.
 
-use super::stream::{Closed, ClosedRing, Stream};
+use super::stream::{Closed, ClosedRing, Intake, Stream};
+use crate::body::{BodyError, End};
 use crate::config::Limits;
 use crate::h2::fields::Bounds;
 use crate::h2::frame::{self, Code, DEFAULT_MAX_FRAME, DEFAULT_WINDOW};
@@ -34,6 +35,10 @@ pub(crate) struct State {
     pub(crate) streams: Vec<Stream>,
     pub(crate) closed: ClosedRing,
     pub(crate) block: Option<Block>,
+    /// A stream with a body was just opened: [`receive`](Self::receive) stops after its
+    /// HEADERS so that the connection asks the service how to take the body (see
+    /// [`Service::body_mode`](crate::Service::body_mode)) before any of its DATA is applied.
+    pub(crate) paused: bool,
     /// The client's preface has been read (§3.4).
     pub(crate) preface_read: bool,
     /// The client's first SETTINGS has arrived (§3.4).
@@ -118,6 +123,7 @@ impl State {
             streams: Vec::new(),
             closed: ClosedRing::default(),
             block: None,
+            paused: false,
             preface_read: false,
             settings_seen: false,
             last_id: 0,
@@ -148,6 +154,10 @@ impl State {
     pub(crate) fn remove(&mut self, index: usize, how: Closed, worker: &Worker) {
         let mut stream = self.streams.swap_remove(index);
         self.closed.note(stream.id, how);
+        if let Intake::Stream { body, .. } = &stream.intake {
+            // A handler still reading learns the body will not come whole.
+            body.finish(End::Failed(BodyError::Closed));
+        }
         worker.unhold(&mut stream.held);
         worker.release(std::mem::take(&mut stream.bufs));
     }
@@ -197,6 +207,27 @@ impl State {
             frame::put_window_update(&mut self.out, 0, self.recv_unacked);
             self.recv_left += self.recv_unacked as i64;
             self.recv_unacked = 0;
+        }
+    }
+
+    /// Gives back the window of what each streamed body's handler has taken since the
+    /// last look (a WINDOW_UPDATE once half the stream's window is taken): the peer sends
+    /// a streamed body only as fast as the handler reads it.
+    pub(crate) fn release_taken(&mut self) {
+        let half = self.limits.stream_window / 2;
+        for stream in &mut self.streams {
+            let Intake::Stream { body, taken } = &mut stream.intake else { continue };
+            let now = body.taken();
+            if now == *taken {
+                continue;
+            }
+            stream.recv_unacked += (now - *taken) as u32;
+            *taken = now;
+            if stream.recv_open && stream.recv_unacked >= half {
+                frame::put_window_update(&mut self.out, stream.id, stream.recv_unacked);
+                stream.recv_left += stream.recv_unacked as i64;
+                stream.recv_unacked = 0;
+            }
         }
     }
 }

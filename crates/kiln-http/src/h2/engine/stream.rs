@@ -7,6 +7,7 @@ use std::fs::File;
 use bytes::Bytes;
 use tokio::time::Instant;
 
+use crate::body::IncomingBody;
 use crate::h2::fields::Facts;
 use crate::rejection::Rejection;
 use crate::response::BodyStream;
@@ -34,6 +35,20 @@ pub(crate) enum Out {
     File { file: File, offset: u64, len: u64 },
     /// A stream of chunks, with the chunk taken but not yet sent whole.
     Stream { body: BodyStream, chunk: Bytes },
+}
+
+/// How a stream's request body is taken in.
+pub(crate) enum Intake {
+    /// Read whole into the stream's buffer before the service is called (the default).
+    Buffer,
+    /// Handed to the service as it asks ([`BodyMode::Stream`](crate::BodyMode::Stream)):
+    /// DATA goes into the handle's slot, and the stream's window is given back only for
+    /// what the handler has taken (`taken`), so a stalled handler holds at most one
+    /// window's worth and the peer waits.
+    Stream { body: IncomingBody, taken: u64 },
+    /// A streamed body whose handler has answered: what still arrives is dropped
+    /// (until the stream is reset once the answer is out).
+    Dropped,
 }
 
 /// One open (or half-closed) stream.
@@ -64,6 +79,7 @@ pub(crate) struct Stream {
     pub(crate) deadline: Option<Instant>,
     /// Bytes of the worker's budget this stream holds.
     pub(crate) held: usize,
+    pub(crate) intake: Intake,
 }
 
 /// How many closed streams are remembered.

@@ -1,0 +1,194 @@
+//! A connection's streams between their request and their response: early hints, the
+//! body mode asked of the service, the calls started for requests made whole (or whose
+//! body streams, [`BodyMode::Stream`]), their answers, and the deadlines of bodies that
+//! do not come (`408`) and of windows held shut.
+
+use std::task::Context;
+
+use tokio::time::Instant;
+
+use super::conn::Conn;
+use super::stream::{Intake, Phase};
+use crate::body::{BodyError, BodyMode, End, IncomingBody};
+use crate::h2::response_head::Common;
+use crate::rejection::{Rejection, error_response};
+use crate::request::Request;
+use crate::service::Service;
+use crate::transport::Transport;
+use crate::worker::Bufs;
+
+const BODY_TIMEOUT: Rejection =
+    Rejection { status: http::StatusCode::REQUEST_TIMEOUT, reason: "request body not received in time" };
+const TOO_LARGE: Rejection =
+    Rejection { status: http::StatusCode::PAYLOAD_TOO_LARGE, reason: "request body too large" };
+
+impl<S: Service, T: Transport> Conn<'_, S, T> {
+    /// Asks for early hints on new streams, and calls the service (or answers the
+    /// refusal) for every request made whole.
+    pub(super) fn start_calls(&mut self, cx: &mut Context<'_>) {
+        let mut index = 0;
+        while index < self.state.streams.len() {
+            let stream = &mut self.state.streams[index];
+            if stream.recv_open && stream.deadline.is_none() && matches!(stream.phase, Phase::Receiving) {
+                stream.deadline = Some(self.worker.coarse_now() + self.worker.limits.body_timeout);
+            }
+            if stream.fresh {
+                stream.fresh = false;
+                let b = &*stream.bufs;
+                let req = Request { buf: &b.read, head: &b.head, body: b"", stream: None, peer: self.peer };
+                let hints = self.service.early_hints(&req);
+                // Asked only of a request with a body, before any of it is applied.
+                let mode = if stream.recv_open { self.service.body_mode(&req) } else { BodyMode::Buffer };
+                if let BodyMode::Stream { max_bytes } = mode {
+                    let announced = stream.facts.content_length;
+                    if announced.is_some_and(|n| n > max_bytes) {
+                        stream.refused = Some(TOO_LARGE);
+                    } else {
+                        let body = IncomingBody::new(max_bytes, announced);
+                        stream.intake = Intake::Stream { body, taken: 0 };
+                    }
+                    // Called (or refused) now, the body still to come.
+                    stream.ready = true;
+                }
+                if let Some(lines) = hints {
+                    let id = stream.id;
+                    self.state.early_hints(id, lines);
+                }
+            }
+            let stream = &mut self.state.streams[index];
+            if !stream.ready {
+                index += 1;
+                continue;
+            }
+            stream.ready = false;
+            stream.deadline = None;
+            if let Some(rejection) = stream.refused {
+                error_response(&mut stream.bufs.res, rejection.status, rejection.reason);
+                let before = self.state.streams.len();
+                self.respond(index, cx);
+                if self.state.streams.len() == before {
+                    index += 1;
+                }
+                continue;
+            }
+            stream.phase = Phase::Called;
+            let bufs = std::mem::take(&mut stream.bufs);
+            let upload = match &stream.intake {
+                Intake::Stream { body, .. } => Some(body.clone()),
+                _ => None,
+            };
+            self.to_call.push((bufs, upload, stream.id));
+            index += 1;
+        }
+    }
+
+    /// A finished call's answer: sent on its stream, or dropped if the stream is gone.
+    pub(super) fn answer(&mut self, id: u32, mut bufs: Bufs, ok: bool, cx: &mut Context<'_>) {
+        let Some(index) = self.state.find(id) else {
+            self.worker.release(bufs);
+            return;
+        };
+        let stream = &mut self.state.streams[index];
+        if let Intake::Stream { body, .. } = std::mem::replace(&mut stream.intake, Intake::Dropped) {
+            // A body the engine could not read is answered by the engine, whatever the
+            // handler made of it; what it left unread is dropped, and the stream reset
+            // with NO_ERROR once the answer is out (RFC 9113 §8.1).
+            if let End::Failed(e) = body.end() {
+                error_response(&mut bufs.res, e.status(), e.reason());
+            } else if !ok {
+                error_response(&mut bufs.res, http::StatusCode::INTERNAL_SERVER_ERROR, "internal server error");
+            }
+            body.discard();
+        } else if !ok {
+            error_response(&mut bufs.res, http::StatusCode::INTERNAL_SERVER_ERROR, "internal server error");
+        }
+        stream.bufs = bufs;
+        self.respond(index, cx);
+    }
+
+    fn respond(&mut self, index: usize, cx: &mut Context<'_>) {
+        let date = self.worker.date();
+        let common = Common { date: &date, hsts: self.hsts.as_deref() };
+        self.state.respond(index, self.worker, &common, cx);
+    }
+
+    /// The earliest deadline of a stream: a body that must arrive, a window held shut.
+    pub(super) fn deadlines(&mut self, now: Instant) -> Instant {
+        let stall = self.worker.limits.body_timeout;
+        let mut earliest = now + self.worker.limits.idle_timeout;
+        let conn_shut = self.state.send_window <= 0;
+        for stream in &mut self.state.streams {
+            // A streamed body's clock runs only while its handler waits for more, and
+            // restarts with every DATA frame: time without progress.
+            if let (Phase::Called, Intake::Stream { body, .. }) = (&stream.phase, &stream.intake) {
+                if !body.wanted() {
+                    stream.deadline = None;
+                } else if stream.deadline.is_none() {
+                    stream.deadline = Some(now + stall);
+                }
+            }
+            if let Phase::Sending(_) = stream.phase {
+                let shut = conn_shut || stream.send_window <= 0;
+                if shut && stream.deadline.is_none() {
+                    stream.deadline = Some(now + stall);
+                } else if !shut {
+                    stream.deadline = None;
+                }
+            }
+            if let Some(d) = stream.deadline {
+                earliest = earliest.min(d);
+            }
+        }
+        earliest
+    }
+
+    /// Ends what is past its deadline: a body not received (`408`), a window held shut
+    /// (`RST_STREAM(CANCEL)`).
+    pub(super) fn expire(&mut self, now: Instant, cx: &mut Context<'_>) {
+        let mut index = 0;
+        while index < self.state.streams.len() {
+            let stream = &mut self.state.streams[index];
+            if stream.deadline.is_some_and(|d| d <= now) {
+                stream.deadline = None;
+                match stream.phase {
+                    Phase::Sending(_) => {
+                        self.state.stalled(index, self.worker);
+                        continue;
+                    }
+                    Phase::Receiving if stream.recv_open && stream.refused.is_none() => {
+                        stream.refused = Some(BODY_TIMEOUT);
+                        stream.ready = true;
+                    }
+                    // The handler hears of it and answers; `answer` makes it a `408`.
+                    Phase::Called => {
+                        if let Intake::Stream { body, .. } = &stream.intake {
+                            body.finish(End::Failed(BodyError::TimedOut));
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            index += 1;
+        }
+        self.start_calls_refused(cx);
+    }
+
+    /// Answers refusals made by [`expire`](Self::expire) at once.
+    fn start_calls_refused(&mut self, cx: &mut Context<'_>) {
+        let mut index = 0;
+        while index < self.state.streams.len() {
+            let stream = &mut self.state.streams[index];
+            if stream.ready && stream.refused.is_some() {
+                stream.ready = false;
+                let rejection = stream.refused.unwrap_or(BODY_TIMEOUT);
+                error_response(&mut stream.bufs.res, rejection.status, rejection.reason);
+                let before = self.state.streams.len();
+                self.respond(index, cx);
+                if self.state.streams.len() != before {
+                    continue;
+                }
+            }
+            index += 1;
+        }
+    }
+}
