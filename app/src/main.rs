@@ -1,6 +1,7 @@
 //! kiln-demo: the benchmark endpoints and the demo site, one binary.
 
 mod bench_routes;
+mod bench_upload;
 mod database;
 mod https;
 mod logging;
@@ -127,6 +128,7 @@ fn is_benchmark(path: &str) -> bool {
     ];
     PATHS.contains(&path)
         || path.starts_with("/mix/")
+        || path.starts_with("/bench/")
         || path.starts_with("/static/") && !path.starts_with("/static/site.")
 }
 
@@ -180,6 +182,7 @@ fn main() -> ExitCode {
     .trusted_proxies(args.edge.trusted_proxy)
     .mount(kiln::healthz(server.readiness()))
     .mount(bench_routes::mount)
+    .mount(bench_upload::mount)
     .mount(techempower::mount)
     .mount(site::mount)
     .mount(|app| settings.apply(app))
