@@ -10,7 +10,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from kilnbench.parse import ParseError  # noqa: E402
-from kilnbench.upload import BOUNDARY, make_body, parse_curl, summarise  # noqa: E402
+from kilnbench.upload import BOUNDARY, make_body, parse_curl, parse_schedstat, summarise  # noqa: E402
 
 
 def test_body_is_a_form_with_a_note_and_the_file(tmp_path):
@@ -53,15 +53,21 @@ def test_parse_curl_refuses_output_without_a_report():
         parse_curl("just an answer\n")
 
 
+def test_schedstat_is_the_run_time_in_nanoseconds():
+    assert parse_schedstat("123456789 5000 42\n") == 123456789
+    with pytest.raises(ParseError):
+        parse_schedstat("")
+
+
 def test_summary_has_medians_and_ratios():
     rows = []
     for server, wall, peak in (("kiln", [0.2, 0.3, 0.4], 8192), ("axum-upload", [0.4, 0.5, 0.9], 16384)):
         for n, w in enumerate(wall):
             rows.append({"server": server, "status": "ok", "wall_s": w, "mib_per_s": 100 / w, "server_cpu_s": w / 2,
-                         "peak_rss_kb": peak, "rss_before_kb": 4096, "upload": n})  # fmt: skip
+                         "server_cpu_sched_s": w / 4, "peak_rss_kb": peak, "rss_before_kb": 4096, "upload": n})  # fmt: skip
     rows.append({"server": "kiln", "status": "HTTP 413", "upload": 3})
     text = summarise(rows)
-    assert "| kiln | 3/4 | 0.300 | 333 | 0.150 | 8.0 | 4.0 |" in text
+    assert "| kiln | 3/4 | 0.300 | 333 | 0.150 | 0.075 | 8.0 | 4.0 |" in text
     assert "| axum-upload | 3/3 | 0.500 |" in text
     assert "| wall time | 0.60 |" in text
     assert "| peak RSS | 0.50 |" in text
