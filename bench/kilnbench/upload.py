@@ -17,7 +17,8 @@ connection, with `Expect:` turned off so that neither server is timed waiting fo
 records curl's wall time, the server's CPU time (utime + stime from /proc/PID/stat, before
 and after, in 10 ms ticks; and, finer, the sum of its threads' schedstat run time), its
 resident set before (VmRSS), and its peak resident set during the upload (VmHWM, reset before each upload through /proc/PID/clear_refs when the kernel allows, else
-the peak since the server started). Results go to `bench/results/<date>-upload/`: raw.csv,
+the peak since the server started), and the difference: what the upload itself cost, apart from
+what each server holds at rest (kiln-demo also carries the demo site). Results go to `bench/results/<date>-upload/`: raw.csv,
 summary.md (medians, kiln ÷ axum ratios), README.md.
 """
 
@@ -170,8 +171,8 @@ def upload(process: Process, body: Body) -> dict:
     cpu = procfs.cpu_seconds(pid) - cpu_before
     sched = sched_cpu_seconds(pid) - sched_before
     peak = procfs.hwm_kb(pid)
-    row = {"rss_before_kb": rss_before, "peak_rss_kb": peak, "peak_reset": reset, "server_cpu_s": round(cpu, 4),
-           "server_cpu_sched_s": round(sched, 5), "elapsed_s": round(elapsed, 4)}  # fmt: skip
+    row = {"rss_before_kb": rss_before, "peak_rss_kb": peak, "rss_growth_kb": peak - rss_before, "peak_reset": reset,
+           "server_cpu_s": round(cpu, 4), "server_cpu_sched_s": round(sched, 5), "elapsed_s": round(elapsed, 4)}  # fmt: skip
     try:
         result = parse_curl(done.stdout)
     except ParseError as e:
@@ -203,7 +204,7 @@ def servers() -> list[Server]:
     return [kiln("kiln", access_log=False), axum]
 
 
-FIGURES = ("wall_s", "mib_per_s", "server_cpu_s", "server_cpu_sched_s", "peak_rss_kb", "rss_before_kb")
+FIGURES = ("wall_s", "mib_per_s", "server_cpu_s", "server_cpu_sched_s", "peak_rss_kb", "rss_before_kb", "rss_growth_kb")
 
 
 def summarise(rows: list[dict]) -> str:
@@ -217,22 +218,22 @@ def summarise(rows: list[dict]) -> str:
         counts[server] = (len(good), len(mine))
         if good:
             medians[server] = {f: statistics.median(float(r[f]) for r in good) for f in FIGURES}
-    lines = ["| server | good uploads | wall s | MiB/s | server CPU s | CPU s (schedstat) | peak RSS MiB | RSS before MiB |",
-             "|---|---:|---:|---:|---:|---:|---:|---:|"]  # fmt: skip
+    lines = ["| server | good uploads | wall s | MiB/s | server CPU s | CPU s (schedstat) | peak RSS MiB | RSS before MiB | peak − before MiB |",
+             "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]  # fmt: skip
     for server in SERVERS:
         good, total = counts[server]
         m = medians.get(server)
         if m is None:
-            lines.append(f"| {server} | {good}/{total} | | | | | | |")
+            lines.append(f"| {server} | {good}/{total} | | | | | | | |")
             continue
         lines.append(f"| {server} | {good}/{total} | {m['wall_s']:.3f} | {m['mib_per_s']:.0f} | {m['server_cpu_s']:.3f} | "
-                     f"{m['server_cpu_sched_s']:.3f} | {m['peak_rss_kb'] / 1024:.1f} | {m['rss_before_kb'] / 1024:.1f} |")  # fmt: skip
+                     f"{m['server_cpu_sched_s']:.3f} | {m['peak_rss_kb'] / 1024:.1f} | {m['rss_before_kb'] / 1024:.1f} | {m['rss_growth_kb'] / 1024:.1f} |")  # fmt: skip
     k, a = medians.get("kiln"), medians.get("axum-upload")
     if k and a:
         lines += ["", "| kiln ÷ axum | ratio |", "|---|---:|"]
         for f, label in (("wall_s", "wall time"), ("server_cpu_s", "server CPU"), ("server_cpu_sched_s", "server CPU (schedstat)"),
                          ("peak_rss_kb", "peak RSS"),
-                         ("rss_before_kb", "RSS before"), ("mib_per_s", "MiB/s")):  # fmt: skip
+                         ("rss_before_kb", "RSS before"), ("rss_growth_kb", "peak − before"), ("mib_per_s", "MiB/s")):  # fmt: skip
             lines.append(f"| {label} | {k[f] / a[f]:.2f} |" if a[f] else f"| {label} | |")
     return "\n".join(lines) + "\n"
 
@@ -244,7 +245,7 @@ def build(paths: Paths, entries: list[Server]) -> None:
 
 
 FIELDS = ["server", "rep", "upload", "status", "http_status", "wall_s", "elapsed_s", "mib_per_s", "server_cpu_s",
-          "server_cpu_sched_s", "rss_before_kb", "peak_rss_kb", "peak_reset", "uploaded", "answer"]  # fmt: skip
+          "server_cpu_sched_s", "rss_before_kb", "peak_rss_kb", "rss_growth_kb", "peak_reset", "uploaded", "answer"]  # fmt: skip
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -64,13 +64,14 @@ def test_summary_has_medians_and_ratios():
     for server, wall, peak in (("kiln", [0.2, 0.3, 0.4], 8192), ("axum-upload", [0.4, 0.5, 0.9], 16384)):
         for n, w in enumerate(wall):
             rows.append({"server": server, "status": "ok", "wall_s": w, "mib_per_s": 100 / w, "server_cpu_s": w / 2,
-                         "server_cpu_sched_s": w / 4, "peak_rss_kb": peak, "rss_before_kb": 4096, "upload": n})  # fmt: skip
+                         "server_cpu_sched_s": w / 4, "peak_rss_kb": peak, "rss_before_kb": 4096, "rss_growth_kb": peak - 4096, "upload": n})  # fmt: skip
     rows.append({"server": "kiln", "status": "HTTP 413", "upload": 3})
     text = summarise(rows)
-    assert "| kiln | 3/4 | 0.300 | 333 | 0.150 | 0.075 | 8.0 | 4.0 |" in text
+    assert "| kiln | 3/4 | 0.300 | 333 | 0.150 | 0.075 | 8.0 | 4.0 | 4.0 |" in text
     assert "| axum-upload | 3/3 | 0.500 |" in text
     assert "| wall time | 0.60 |" in text
     assert "| peak RSS | 0.50 |" in text
+    assert "| peak − before | 0.33 |" in text
 
 
 def test_summary_without_good_uploads_has_no_ratios():
