@@ -13,13 +13,16 @@ Each server is pinned to CPU 0 with one worker and curl to CPU 1, as in the main
 servers alternate per repetition. The body (one small text field, then the file) is made
 once under `bench/.build/upload/`. Every upload is one `curl --data-binary @body` on a new
 connection, with `Expect:` turned off so that neither server is timed waiting for curl's
-`100 Continue` pause; its answer must equal the file's byte count. Per upload the run
-records curl's wall time, the server's CPU time (utime + stime from /proc/PID/stat, before
-and after, in 10 ms ticks; and, finer, the sum of its threads' schedstat run time), its
-resident set before (VmRSS), and its peak resident set during the upload (VmHWM, reset before each upload through /proc/PID/clear_refs when the kernel allows, else
-the peak since the server started), and the difference: what the upload itself cost, apart from
-what each server holds at rest (kiln-demo also carries the demo site). Results go to `bench/results/<date>-upload/`: raw.csv,
-summary.md (medians, kiln ÷ axum ratios), README.md.
+`100 Continue` pause; its answer must equal the file's byte count.
+
+Per upload the run records curl's wall time; the server's CPU time (utime + stime from
+/proc/PID/stat, before and after, in 10 ms ticks; and, finer, the sum of its threads'
+schedstat run time); its resident set before (VmRSS); its peak resident set during the
+upload (VmHWM, reset before each upload through /proc/PID/clear_refs when the kernel
+allows, else the peak since the server started); and peak minus before, what the upload
+itself cost apart from what each server holds at rest (kiln-demo also carries the demo
+site). Results go to `bench/results/<date>-upload/`: raw.csv, summary.md (medians,
+kiln ÷ axum ratios), README.md, logs/.
 """
 
 from __future__ import annotations
