@@ -2,6 +2,7 @@
 
 mod bench_routes;
 mod bench_sse;
+mod bench_upload;
 mod database;
 mod https;
 mod logging;
@@ -198,6 +199,7 @@ fn main() -> ExitCode {
     .mount(kiln::healthz(server.readiness()))
     .mount(bench_routes::mount)
     .mount(bench_sse::mount)
+    .mount(bench_upload::mount)
     .mount(techempower::mount)
     .mount(site::mount)
     .mount(|app| settings.apply(app))
