@@ -11,11 +11,11 @@ mod json_api;
 #[path = "../sse_chat.rs"]
 mod sse_chat;
 #[allow(dead_code)]
-#[path = "../ws_chat.rs"]
-mod ws_chat;
-#[allow(dead_code)]
 #[path = "../uploads.rs"]
 mod uploads;
+#[allow(dead_code)]
+#[path = "../ws_chat.rs"]
+mod ws_chat;
 // Both to-do examples load `todo/app.rs`: each is a crate of its own when run.
 #[allow(dead_code, clippy::duplicate_mod)]
 #[path = "../todo_postgres.rs"]
