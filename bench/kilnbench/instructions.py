@@ -17,6 +17,7 @@ wrk), to the last. Every thread counts: the SQLite threads are part of a page's 
 from __future__ import annotations
 
 import argparse
+import os
 import shutil
 import socket
 import subprocess
@@ -85,8 +86,8 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def count(binary: Path, path: str, requests: int, conns: int, warmup: int) -> float:
-    """Instructions per request of `binary` serving `path`."""
+def count(binary: Path, path: str, requests: int, conns: int, warmup: int, env: dict[str, str] | None = None) -> float:
+    """Instructions per request of `binary` serving `path`, with `env` added to its environment."""
     with tempfile.TemporaryDirectory(prefix="kiln-instructions-") as tmp:
         port, out = free_port(), Path(tmp) / "callgrind.out"
         argv = [
@@ -94,7 +95,7 @@ def count(binary: Path, path: str, requests: int, conns: int, warmup: int) -> fl
             str(binary), "--workers", "1", "--listen", f"127.0.0.1:{port}", "--access-log", "off",
             "--database", f"sqlite://{tmp}/db.sqlite",
         ]  # fmt: skip
-        server = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        server = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env={**os.environ, **(env or {})})
         try:
             deadline = time.monotonic() + START_TIMEOUT_S
             while True:
@@ -137,15 +138,20 @@ def main(argv: list[str]) -> int:
     p.add_argument("--requests", type=int, default=300)
     p.add_argument("--conns", type=int, default=10)
     p.add_argument("--warmup", type=int, default=50)
+    p.add_argument(
+        "--new-env", action="append", default=[], metavar="KEY=VALUE",
+        help="set for the new binary only, repeatable: the same binary with a feature on, e.g. KILN_METRICS=1",
+    )  # fmt: skip
     args = p.parse_args(argv)
     missing = [t for t in ("valgrind", "callgrind_control", "taskset") if not shutil.which(t)]
     if missing:
         print(f"kilnbench.instructions: missing {', '.join(missing)} (apt-get install valgrind util-linux)", file=sys.stderr)
         return 2
+    new_env = dict(kv.split("=", 1) for kv in args.new_env)
     worse = False
     for path in args.path or ["/pages/tour"]:
         old = count(args.old, path, args.requests, args.conns, args.warmup)
-        new = count(args.new, path, args.requests, args.conns, args.warmup)
+        new = count(args.new, path, args.requests, args.conns, args.warmup, new_env)
         line = verdict(old, new)
         worse |= "REGRESSION" in line
         print(f"{path}: old {old:,.0f}  new {new:,.0f} instructions per request; {line}", flush=True)
