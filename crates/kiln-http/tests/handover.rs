@@ -11,7 +11,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use handover_support::{Group, LIMIT, gone, serve_if_asked, signal};
+use handover_support::{Group, LIMIT, hand_over_twice, serve_if_asked, signal};
 use nix::sys::signal::Signal;
 
 /// Reads one response with a `Content-Length` body: its status and body, or `None`
@@ -129,28 +129,7 @@ fn handover_on_sigusr2_twice_under_100_connections_loses_no_request() {
             std::thread::spawn(move || client(addr, i % 2 == 0, &stop, &tally))
         })
         .collect();
-    let wait_for = |what: &str, done: &dyn Fn() -> bool| {
-        let deadline = Instant::now() + LIMIT;
-        while !done() {
-            assert!(Instant::now() < deadline, "timed out waiting for {what}");
-            std::thread::sleep(Duration::from_millis(10));
-        }
-    };
-    let served = |n: u64| tally.ok.load(Ordering::Relaxed) >= n;
-    wait_for("the load to start", &|| served(500));
-
-    let mut pid = group.first.id();
-    for round in 1..=2 {
-        signal(Signal::SIGUSR2, pid);
-        let line = group.line("took over the listeners");
-        let mut words = line.split_whitespace().skip_while(|w| *w != "process");
-        let next: u32 = words.nth(1).unwrap().parse().unwrap();
-        let old = pid;
-        wait_for("the old process to exit", &|| gone(old));
-        pid = next;
-        let after = tally.ok.load(Ordering::Relaxed) + 500;
-        wait_for(&format!("requests served after hand-over {round}"), &|| served(after));
-    }
+    let pid = hand_over_twice(&group, &tally.ok);
     stop.store(true, Ordering::Relaxed);
     for c in clients {
         c.join().unwrap();

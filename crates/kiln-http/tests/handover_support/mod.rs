@@ -8,6 +8,7 @@
 use std::io::{BufRead, BufReader, Read};
 use std::net::SocketAddr;
 use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
@@ -124,4 +125,34 @@ pub fn signal(sig: Signal, pid: u32) {
 pub fn gone(pid: u32) -> bool {
     // A zombie still has a /proc entry; its state says it has exited.
     std::fs::read_to_string(format!("/proc/{pid}/stat")).map_or(true, |s| s.contains(") Z "))
+}
+
+/// Waits, up to [`LIMIT`], until `done`; `what` names it in the failure.
+pub fn wait_for(what: &str, done: &dyn Fn() -> bool) {
+    let deadline = Instant::now() + LIMIT;
+    while !done() {
+        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// Under the load counted in `ok`: waits for it to start, then hands the listeners over
+/// twice (SIGUSR2), each time waiting for the old process to exit and for 500 more
+/// answers. Returns the pid of the process serving at the end.
+pub fn hand_over_twice(group: &Group, ok: &AtomicU64) -> u32 {
+    let served = |n: u64| ok.load(Ordering::Relaxed) >= n;
+    wait_for("the load to start", &|| served(500));
+    let mut pid = group.first.id();
+    for round in 1..=2 {
+        signal(Signal::SIGUSR2, pid);
+        let line = group.line("took over the listeners");
+        let mut words = line.split_whitespace().skip_while(|w| *w != "process");
+        let next: u32 = words.nth(1).unwrap().parse().unwrap();
+        let old = pid;
+        wait_for("the old process to exit", &|| gone(old));
+        pid = next;
+        let after = ok.load(Ordering::Relaxed) + 500;
+        wait_for(&format!("requests served after hand-over {round}"), &|| served(after));
+    }
+    pid
 }
