@@ -7,6 +7,7 @@ so "not measured" never reads as zero. Output that is not a finished run raises
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass
 
@@ -205,3 +206,17 @@ def parse_wsload(text: str) -> LoadResult:
         requests=int(line.group(1)), duration_s=float(took.group(1)), rps=float(line.group(2)),
         socket_errors=int(line.group(3)),
     )  # fmt: skip
+
+
+def json_report(text: str, tool: str, keys: set[str]) -> dict:
+    """The last line of `text` that is a JSON object with every one of `keys`: the one-line
+    report our own load tools (tls-handshakes, sseload) print at the end."""
+    for line in reversed(text.strip().splitlines()):
+        if line.startswith("{"):
+            try:
+                value = json.loads(line)
+            except ValueError:
+                break
+            if isinstance(value, dict) and keys <= value.keys():
+                return value
+    raise ParseError(f"no {tool} report in: {text.strip()[-200:]!r}")

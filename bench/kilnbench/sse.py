@@ -20,7 +20,6 @@ is raised for the server and the client alike. Results in `bench/results/<date>-
 from __future__ import annotations
 
 import argparse
-import json
 import socket
 import subprocess
 import sys
@@ -29,7 +28,7 @@ from pathlib import Path
 
 from . import procfs
 from .load import LOAD_CPU
-from .parse import ParseError
+from .parse import ParseError, json_report
 from .runner import free_port
 from .servers import Options, Paths, Server, Step, cargo_peer, kiln
 from .sidecar import Results, answers_200, argv_of, build, kiln_failed, median_of, raise_fd_limit, results_dir, start
@@ -41,15 +40,7 @@ ROUND_LIMIT_S = 10
 
 def parse_sseload(text: str) -> dict[str, float]:
     """sseload's JSON report line (the last line that is one)."""
-    for line in reversed(text.strip().splitlines()):
-        if line.startswith("{"):
-            try:
-                value = json.loads(line)
-            except ValueError:
-                break
-            if {"subscribers", "events", "delivered", "missing", "p50_ms", "p99_ms"} <= value.keys():
-                return value
-    raise ParseError(f"no sseload report in: {text.strip()[-200:]!r}")
+    return json_report(text, "sseload", {"subscribers", "events", "delivered", "missing", "p50_ms", "p99_ms"})
 
 
 def probe_fanout(port: int) -> str | None:

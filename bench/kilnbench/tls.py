@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import argparse
 import csv
-import json
 import os
 import shutil
 import socket
@@ -38,7 +37,7 @@ from string import Template
 from . import procfs
 from .install import Missing, ensure_tool
 from .load import GRACE_S, LOAD_CPU, WRK_TIMEOUT
-from .parse import ParseError, parse_wrk
+from .parse import ParseError, json_report, parse_wrk
 from .runner import Process, free_port
 from .servers import Launch, Options, Paths, Server, Step, cargo_peer, kiln
 
@@ -51,15 +50,7 @@ BUILD_TIMEOUT_S = 1800
 
 def parse_handshakes(text: str) -> dict[str, float]:
     """tls-handshakes' one JSON line: connections, errors, resumed, seconds."""
-    for line in reversed(text.strip().splitlines()):
-        if line.startswith("{"):
-            try:
-                value = json.loads(line)
-            except ValueError:
-                break
-            if {"connections", "errors", "resumed", "seconds"} <= value.keys():
-                return value
-    raise ParseError(f"no tls-handshakes report in: {text.strip()[-200:]!r}")
+    return json_report(text, "tls-handshakes", {"connections", "errors", "resumed", "seconds"})
 
 
 @dataclass(frozen=True)
