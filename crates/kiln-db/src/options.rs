@@ -6,8 +6,10 @@ use crate::migrate::Migration;
 
 /// Longest a database call may take before it fails with [`Error::Timeout`](crate::Error::Timeout).
 pub const QUERY_TIMEOUT: Duration = Duration::from_secs(5);
-/// Longest a PostgreSQL connection attempt may take.
-pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(2);
+/// Longest a PostgreSQL connection attempt may take. As long as a query may wait: on a
+/// loaded host, a new process's first connections (a hand-over under load) took over
+/// 2 s, and each one given up on is a request answered 503.
+pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// Settings for [`Database::open`](crate::Database::open); [`Default`] gives the documented defaults.
 #[derive(Debug, Clone)]
