@@ -5,7 +5,7 @@
 //!   resume where it stopped.
 //! - [`Bus`]: topics that handlers publish to and subscribe to, across the workers of
 //!   the process without locks on the request path, and across processes through
-//!   PostgreSQL `LISTEN`/`NOTIFY` ([`Bus::postgres`], feature `postgres`); bounded
+//!   PostgreSQL `LISTEN`/`NOTIFY` (`Bus::postgres`, feature `postgres`); bounded
 //!   per topic, a slow subscriber told it [`Lagged`], a reconnect replayed from the
 //!   window.
 //!
