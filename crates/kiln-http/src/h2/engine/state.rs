@@ -237,3 +237,21 @@ impl State {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_idle_connection_s_state_stays_small() {
+        // Every idle HTTP/2 connection carries its `State` in its task for its whole life
+        // (besides its socket's registration and its timer): 4.9 KiB per idle h2c
+        // connection in all, against nginx's 1.6, before the rarely used parts were
+        // boxed or freed while idle. A field added here costs every idle connection.
+        let size = std::mem::size_of::<State>();
+        eprintln!("State: {size} bytes");
+        assert!(size <= STATE_BOUND, "State grew to {size} bytes");
+    }
+
+    const STATE_BOUND: usize = 1024;
+}
