@@ -62,10 +62,12 @@ pub const H2_STREAM_WINDOW: u32 = 1024 * 1024;
 /// Bytes of request bodies one HTTP/2 connection may send before the server reads them
 /// (the connection's flow-control window).
 pub const H2_CONNECTION_WINDOW: u32 = 1024 * 1024;
-/// Streams an HTTP/2 peer may open and reset before they are answered, waiting in the
-/// accept queue, before the connection is closed with `GOAWAY(ENHANCE_YOUR_CALM)`
-/// (the 2023 "rapid reset" attack).
-pub const H2_MAX_PENDING_ACCEPT_RESET_STREAMS: usize = 20;
+/// Streams an HTTP/2 peer may reset before they are answered, beyond one per stream
+/// answered, before the connection is closed with `GOAWAY(ENHANCE_YOUR_CALM)` (the 2023
+/// "rapid reset" attack): a browser cancels a few; the attack cancels every one. Counted
+/// over the connection's life, so resets paced to arrive after each stream is taken
+/// count too.
+pub const H2_MAX_PENDING_ACCEPT_RESET_STREAMS: usize = 200;
 /// Streams the server may have to reset for the peer's protocol errors before the
 /// connection is closed with `GOAWAY(ENHANCE_YOUR_CALM)`.
 pub const H2_MAX_LOCAL_ERROR_RESET_STREAMS: usize = 256;

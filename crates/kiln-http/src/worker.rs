@@ -86,6 +86,8 @@ pub(crate) struct Worker {
     free: RefCell<Vec<usize>>,
     /// What [`draining`](crate::draining) waits for on this worker's thread.
     drain: Rc<Signal>,
+    /// The HTTP/2 response header sets last encoded, shared by the worker's connections.
+    pub(crate) h2_heads: RefCell<crate::h2::HeadMemo>,
 }
 
 impl Worker {
@@ -103,6 +105,7 @@ impl Worker {
             parked: RefCell::new(Vec::new()),
             free: RefCell::new(Vec::new()),
             drain: Signal::install(),
+            h2_heads: RefCell::default(),
         }
     }
 

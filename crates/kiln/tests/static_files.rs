@@ -290,6 +290,36 @@ fn a_changed_file_is_served_anew() {
     poll(|| Some(()).filter(|_| get(addr, "/static/sub/page.html", "Accept-Encoding: gzip\r\n").body == b"gz"));
 }
 
+#[test]
+fn with_revalidation_on_every_request_a_modified_replaced_or_deleted_file_is_served_fresh_at_once() {
+    let fx = Fixture::new();
+    let server = start(&fx.root(), |d| d.revalidate_every(Duration::ZERO));
+    let addr = server.local_addr();
+    let path = fx.root().join("hello.txt");
+    assert_eq!(get(addr, "/static/hello.txt", "").body, HELLO);
+    // Modified in place: the same inode, another length.
+    std::fs::write(&path, "Hello again, modified").unwrap();
+    assert_eq!(get(addr, "/static/hello.txt", "").body, b"Hello again, modified");
+    // Replaced whole by a rename: another inode.
+    std::fs::write(fx.dir.join("next.txt"), "Replaced").unwrap();
+    std::fs::rename(fx.dir.join("next.txt"), &path).unwrap();
+    assert_eq!(get(addr, "/static/hello.txt", "").body, b"Replaced");
+    std::fs::remove_file(&path).unwrap();
+    assert_eq!(get(addr, "/static/hello.txt", "").status, 404);
+}
+
+#[test]
+fn within_the_revalidation_interval_the_cached_file_is_trusted() {
+    let fx = Fixture::new();
+    let server = start(&fx.root(), |d| d.revalidate_every(Duration::from_secs(3600)));
+    let addr = server.local_addr();
+    assert_eq!(get(addr, "/static/hello.txt", "").body, HELLO);
+    std::fs::write(fx.root().join("hello.txt"), "Changed, not looked at yet").unwrap();
+    assert_eq!(get(addr, "/static/hello.txt", "").body, HELLO, "the interval is an hour");
+    // A path never cached is looked up, and still never outside the root.
+    assert_eq!(get(addr, "/static/../secret.txt", "").status / 100, 4);
+}
+
 /// Retries `f` until it gives a value, for at most ten seconds (the cache revalidates
 /// once a second).
 fn poll<T>(mut f: impl FnMut() -> Option<T>) -> T {

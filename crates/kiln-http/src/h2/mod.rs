@@ -25,3 +25,4 @@ mod response_head;
 pub(crate) use engine::fuzz::frames as fuzz_frames;
 pub(crate) use engine::serve;
 pub(crate) use preface::{Wire, refuse, sniff};
+pub(crate) use response_head::Memo as HeadMemo;

@@ -5,7 +5,12 @@
 //!
 //! Every field is a literal without indexing (§6.2.2), its name indexed from the static
 //! table when it is there: the encoder keeps no dynamic table, so it holds no memory per
-//! connection and is right whatever table size the peer allows.
+//! connection and is right whatever table size the peer allows. Being stateless, the
+//! encoding of a response's header lines depends on those bytes alone, so the worker
+//! keeps the last few encoded ([`Memo`]): most responses of a site repeat a handful of
+//! header sets (a static file's pre-rendered lines, `content-type: text/html`), and a
+//! repeat costs a comparison and a copy instead of splitting, checking and
+//! lower-casing each line.
 
 use crate::response::{Response, is_token};
 
@@ -15,14 +20,48 @@ pub(crate) struct Common<'a> {
     pub(crate) hsts: Option<&'a [u8]>,
 }
 
+/// Header sets remembered, per worker.
+const MEMO_SLOTS: usize = 4;
+/// Longest header lines remembered: longer ones are rarer and mostly unique.
+const MEMO_MAX: usize = 512;
+
+/// The last few header lines encoded and their encodings, replaced in turn. At most
+/// [`MEMO_SLOTS`] × 2 × [`MEMO_MAX`] bytes per worker.
+#[derive(Default)]
+pub(crate) struct Memo {
+    slots: [(Vec<u8>, Vec<u8>); MEMO_SLOTS],
+    next: usize,
+}
+
+impl Memo {
+    /// Appends the encoding of `header_lines`, remembered or made (and remembered).
+    fn lines(&mut self, out: &mut Vec<u8>, header_lines: &[u8]) {
+        if header_lines.is_empty() || header_lines.len() > MEMO_MAX {
+            return lines(out, header_lines);
+        }
+        if let Some((_, encoded)) = self.slots.iter().find(|(src, _)| src[..] == *header_lines) {
+            out.extend_from_slice(encoded);
+            return;
+        }
+        let start = out.len();
+        lines(out, header_lines);
+        let (src, encoded) = &mut self.slots[self.next];
+        self.next = (self.next + 1) % MEMO_SLOTS;
+        src.clear();
+        src.extend_from_slice(header_lines);
+        encoded.clear();
+        encoded.extend_from_slice(&out[start..]);
+    }
+}
+
 /// Appends the head of `res` to `out`, with `content-length: len` when there is one.
 /// A line that is not a valid field (the unchecked appends allow anything) is left out
 /// rather than sent broken.
-pub(crate) fn encode(out: &mut Vec<u8>, res: &Response, len: Option<u64>, common: &Common<'_>) {
+pub(crate) fn encode(out: &mut Vec<u8>, res: &Response, len: Option<u64>, common: &Common<'_>, memo: &mut Memo) {
     status(out, res.status.as_u16());
     field(out, 54, b"server", b"kiln");
     field(out, 33, b"date", common.date);
-    lines(out, &res.headers);
+    memo.lines(out, &res.headers);
     if let Some(len) = len {
         field(out, 28, b"content-length", itoa::Buffer::new().format(len).as_bytes());
     }
@@ -172,7 +211,7 @@ mod tests {
         res.append_header_unchecked(b"Bad Name", b"x");
         let common = Common { date: b"Sun, 06 Nov 1994 08:49:37 GMT", hsts: Some(b"max-age=60") };
         let mut out = Vec::new();
-        encode(&mut out, &res, Some(4), &common);
+        encode(&mut out, &res, Some(4), &common, &mut Memo::default());
         let fields = decoded(&out);
         let names: Vec<&str> = fields.iter().map(|(n, _)| n.as_str()).collect();
         assert_eq!(
@@ -198,11 +237,34 @@ mod tests {
         res.set_status(http::StatusCode::PAYLOAD_TOO_LARGE);
         res.append_header_unchecked(b"Strict-Transport-Security", b"max-age=1");
         let mut out = Vec::new();
-        encode(&mut out, &res, None, &Common { date: b"x", hsts: Some(b"max-age=60") });
+        encode(&mut out, &res, None, &Common { date: b"x", hsts: Some(b"max-age=60") }, &mut Memo::default());
         let fields = decoded(&out);
         assert_eq!(fields[0], (":status".into(), "413".into()));
         assert_eq!(fields.iter().filter(|(n, _)| n == "strict-transport-security").count(), 1);
         assert_eq!(fields.last().unwrap().1, "max-age=1");
+    }
+
+    #[test]
+    fn remembered_header_sets_encode_as_made_ones_do() {
+        let mut memo = Memo::default();
+        let common = Common { date: b"x", hsts: None };
+        let sets: Vec<Response> = (0..MEMO_SLOTS + 2)
+            .map(|i| {
+                let mut res = Response::new();
+                res.set_content_type(&format!("text/x-{i}"));
+                res.append_header_unchecked(b"ETag", format!("\"{i}\"").as_bytes());
+                res
+            })
+            .collect();
+        // Each set twice over, more sets than slots: hits, misses and replacements.
+        for round in 0..3 {
+            for res in sets.iter().chain(sets.iter().rev()) {
+                let (mut fresh, mut remembered) = (Vec::new(), Vec::new());
+                encode(&mut fresh, res, Some(1), &common, &mut Memo::default());
+                encode(&mut remembered, res, Some(1), &common, &mut memo);
+                assert_eq!(remembered, fresh, "round {round}");
+            }
+        }
     }
 
     #[test]

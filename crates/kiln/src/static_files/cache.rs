@@ -1,8 +1,11 @@
 //! The per-worker cache of files: their bytes when small, their header lines always.
 //!
 //! Each worker builds its own service and so its own cache: no lock, no atomic. An
-//! entry is checked against the file system at most once per [`REVALIDATE_EVERY`]
-//! (one `stat` per coding), so a hit costs a hash lookup and no system call. The
+//! entry is checked against the file system at most once per interval
+//! ([`REVALIDATE_EVERY`] unless [`StaticDir::revalidate_every`] says otherwise; one
+//! `stat` per coding), so a hit costs a hash lookup and no system call.
+//!
+//! [`StaticDir::revalidate_every`]: super::StaticDir::revalidate_every The
 //! cache is bounded both in bytes and in entries; when full, entries not used since
 //! the last eviction go first (a second-chance sweep), then any.
 
@@ -16,7 +19,9 @@ use super::mime::content_type;
 use super::representation::{Coding, LoadRules, Representation, Stamp};
 use super::resolve::PathRefusal;
 
-/// How long a cached entry is trusted before the file system is asked again.
+/// How long a cached entry is trusted before the file system is asked again, unless
+/// [`StaticDir::revalidate_every`](super::StaticDir::revalidate_every) sets another
+/// interval.
 pub const REVALIDATE_EVERY: Duration = Duration::from_secs(1);
 
 /// A file and its precompressed siblings.
@@ -79,17 +84,18 @@ pub(crate) struct Cache {
     bytes: usize,
     max_bytes: usize,
     max_entries: usize,
+    revalidate_every: Duration,
 }
 
 impl Cache {
-    pub(crate) fn new(max_bytes: usize, max_entries: usize) -> Cache {
-        Cache { entries: HashMap::new(), bytes: 0, max_bytes, max_entries }
+    pub(crate) fn new(max_bytes: usize, max_entries: usize, revalidate_every: Duration) -> Cache {
+        Cache { entries: HashMap::new(), bytes: 0, max_bytes, max_entries, revalidate_every }
     }
 
     /// The entry for the clean relative path `key`, loaded or revalidated as needed.
     pub(crate) fn get(&mut self, key: &str, rules: &LoadRules, now: Instant) -> Result<Rc<Entry>, PathRefusal> {
         if let Some(entry) = self.entries.get(key) {
-            let fresh = now.saturating_duration_since(entry.checked.get()) < REVALIDATE_EVERY;
+            let fresh = now.saturating_duration_since(entry.checked.get()) < self.revalidate_every;
             if fresh || entry.unchanged() {
                 if !fresh {
                     entry.checked.set(now);
@@ -181,7 +187,7 @@ mod tests {
     fn a_hit_within_the_second_does_not_look_at_the_disk() {
         let root = fixture("hit");
         std::fs::write(root.join("a.txt"), "one").unwrap();
-        let (rules, mut cache, t0) = (rules(&root), Cache::new(1 << 20, 16), Instant::now());
+        let (rules, mut cache, t0) = (rules(&root), Cache::new(1 << 20, 16, REVALIDATE_EVERY), Instant::now());
         assert_eq!(cache.get("a.txt", &rules, t0).unwrap().identity.body.as_deref(), Some(&b"one"[..]));
         std::fs::remove_file(root.join("a.txt")).unwrap();
         let soon = t0 + Duration::from_millis(500);
@@ -199,18 +205,18 @@ mod tests {
             std::fs::write(root.join(format!("{i}.txt")), vec![b'x'; 500]).unwrap();
         }
         let (rules, now) = (rules(&root), Instant::now());
-        let mut cache = Cache::new(4096, 100);
+        let mut cache = Cache::new(4096, 100, REVALIDATE_EVERY);
         for i in 0..20 {
             let entry = cache.get(&format!("{i}.txt"), &rules, now).unwrap();
             assert_eq!(entry.identity.body.as_ref().map(|b| b.len()), Some(500));
             assert!(cache.bytes() <= 4096, "{} bytes held", cache.bytes());
         }
-        let mut few = Cache::new(1 << 20, 3);
+        let mut few = Cache::new(1 << 20, 3, REVALIDATE_EVERY);
         for i in 0..20 {
             few.get(&format!("{i}.txt"), &rules, now).unwrap();
             assert!(few.len() <= 3);
         }
-        let mut tiny = Cache::new(100, 3);
+        let mut tiny = Cache::new(100, 3, REVALIDATE_EVERY);
         assert!(tiny.get("0.txt", &rules, now).is_ok(), "too big to keep, still served");
         assert_eq!(tiny.len(), 0);
         std::fs::remove_dir_all(root).unwrap();

@@ -3,7 +3,8 @@
 //! path resolver no traversal trick escapes.
 //!
 //! - `resolve`: request path → clean relative path, or 400/404.
-//! - `cache`: per-worker entries, revalidated at most once a second, bounded.
+//! - `cache`: per-worker entries, revalidated at most once per interval (a second by
+//!   default, [`StaticDir::revalidate_every`]), bounded.
 //! - `representation`: one file as served: stamp, bytes, `ETag`, header lines.
 //! - `conditional`: `If-*` preconditions and `Range` → the answer to send.
 //! - `encoding`: which precompressed sibling `Accept-Encoding` allows.

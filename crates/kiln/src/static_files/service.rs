@@ -7,11 +7,11 @@ use std::io;
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use kiln_http::{Bytes, Request, Response, StatusCode};
 
-use super::cache::{Cache, Entry};
+use super::cache::{Cache, Entry, REVALIDATE_EVERY};
 use super::conditional::{self, Conditions, Outcome, Validators};
 use super::encoding::accepts;
 use super::representation::{Coding, LoadRules, Representation};
@@ -59,6 +59,7 @@ pub struct StaticDir {
     rules: LoadRules,
     cache_bytes: usize,
     cache_entries: usize,
+    revalidate_every: Duration,
 }
 
 thread_local! {
@@ -71,7 +72,7 @@ thread_local! {
 fn with_cache<T>(dir: &StaticDir, f: impl FnOnce(&mut Cache) -> T) -> T {
     CACHES.with(|caches| {
         let mut caches = caches.borrow_mut();
-        f(caches.entry(dir.id).or_insert_with(|| Cache::new(dir.cache_bytes, dir.cache_entries)))
+        f(caches.entry(dir.id).or_insert_with(|| Cache::new(dir.cache_bytes, dir.cache_entries, dir.revalidate_every)))
     })
 }
 
@@ -95,6 +96,7 @@ impl StaticDir {
             id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
             cache_bytes: DEFAULT_CACHE_BYTES,
             cache_entries: DEFAULT_CACHE_ENTRIES,
+            revalidate_every: REVALIDATE_EVERY,
         })
     }
 
@@ -107,6 +109,17 @@ impl StaticDir {
     /// Bounds this worker's cache to `bytes` and `entries`.
     pub fn cache_capacity(mut self, bytes: usize, entries: usize) -> Self {
         (self.cache_bytes, self.cache_entries) = (bytes, entries);
+        self
+    }
+
+    /// How long each worker trusts what it cached of a file (its bytes when small, its
+    /// metadata and `ETag`) before it looks at the file system again: one `stat` of the
+    /// file (and of each precompressed sibling) per file per interval. A file replaced
+    /// (renamed over), modified (its size, modification time or inode changed) or
+    /// deleted is served fresh by the first request after the interval. The default is
+    /// [`REVALIDATE_EVERY`] (one second); `Duration::ZERO` checks on every request.
+    pub fn revalidate_every(mut self, interval: Duration) -> Self {
+        self.revalidate_every = interval;
         self
     }
 
@@ -199,6 +212,12 @@ impl StaticFile {
         };
         // The name was chosen by the program, not by a client: dotfiles are allowed.
         Ok(StaticFile { dir: StaticDir::new(parent)?.allow_dotfiles(true), key: name.to_owned() })
+    }
+
+    /// How often the file is looked at again; see [`StaticDir::revalidate_every`].
+    pub fn revalidate_every(mut self, interval: Duration) -> Self {
+        self.dir = self.dir.revalidate_every(interval);
+        self
     }
 
     /// Sends `Cache-Control: value` with the file; see [`StaticDir::cache_control`].

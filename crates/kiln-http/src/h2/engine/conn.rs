@@ -11,10 +11,9 @@ use std::pin::Pin;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
-use futures_util::StreamExt;
-use futures_util::stream::FuturesUnordered;
 use tokio::time::{Instant, Sleep, sleep_until};
 
+use super::running::Calls;
 use super::send::OUT_HIGH;
 use super::state::State;
 use crate::body::IncomingBody;
@@ -66,7 +65,7 @@ impl<'a, S: Service, T: Transport> Conn<'a, S, T> {
     /// Runs the connection until it closes.
     pub(super) async fn run(&mut self) {
         let worker = self.worker;
-        let mut calls = FuturesUnordered::new();
+        let mut calls = Calls::default();
         let mut timer: Pin<Box<Sleep>> = Box::pin(sleep_until(worker.coarse_now() + worker.limits.header_timeout));
         let mut read_closed = false;
         let mut write_stalled_since: Option<Instant> = None;
@@ -92,15 +91,19 @@ impl<'a, S: Service, T: Transport> Conn<'a, S, T> {
                     if !self.read.is_empty() && !self.state.fatal {
                         self.apply(cx, &mut read_closed);
                     }
+                    // Streams reset while their handler ran: the handlers are dropped.
+                    for id in self.state.cancelled.drain(..) {
+                        calls.cancel(id);
+                    }
                 }
                 // 2. Early hints for new streams, then calls for requests made whole.
                 self.start_calls(cx);
                 for (bufs, upload, id) in self.to_call.drain(..) {
-                    calls.push(call(self.service, bufs, upload, self.peer, id));
+                    calls.push(id, call(self.service, bufs, upload, self.peer, id));
                 }
                 // 3. Answers from calls that finished; the window of what streamed
                 //    bodies' handlers took goes back.
-                while let Poll::Ready(Some((id, bufs, ok))) = calls.poll_next_unpin(cx) {
+                while let Poll::Ready(Some((id, bufs, ok))) = calls.poll_next(cx) {
                     self.answer(id, bufs, ok, cx);
                 }
                 self.state.release_taken();
@@ -161,6 +164,7 @@ impl<'a, S: Service, T: Transport> Conn<'a, S, T> {
                 } else if idle_since.is_none() {
                     idle_since = Some(now);
                     self.give_back();
+                    calls.release_if_empty();
                 }
                 let mut deadline = self.deadlines(now);
                 if let Some(since) = idle_since {
@@ -273,7 +277,9 @@ impl<'a, S: Service, T: Transport> Conn<'a, S, T> {
         Poll::Ready(Ok(()))
     }
 
-    /// Hands the read and write buffers back while the connection idles.
+    /// Hands the buffers back while the connection idles: the read and write buffers,
+    /// the slab's and the lists' capacity, the HPACK decoder's scratch space (its
+    /// table is fitted to its entries).
     fn give_back(&mut self) {
         if self.read.is_empty() {
             self.read = Vec::new();
@@ -282,5 +288,8 @@ impl<'a, S: Service, T: Transport> Conn<'a, S, T> {
             self.state.out = Vec::new();
         }
         self.state.streams.shrink_to_fit();
+        self.state.cancelled = Vec::new();
+        self.to_call = Vec::new();
+        self.state.decoder.shrink();
     }
 }

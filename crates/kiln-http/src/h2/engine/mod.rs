@@ -3,7 +3,8 @@
 //! ([`stream`], [`state`]), responses and their bodies written straight into one write
 //! buffer under the flow-control windows ([`send`]), and one loop that reads, calls
 //! the service for every request made whole and writes each batch with one system
-//! call ([`conn`]; the calls, their answers and deadlines in [`calls`]). HPACK decoding
+//! call ([`conn`]; the calls, their answers and deadlines in [`calls`], the calls
+//! under way, cancelled when their stream is reset, in [`running`]). HPACK decoding
 //! is [`hpack`](super::hpack)'s; the encoder is [`response_head`](super::response_head)'s,
 //! which keeps no table. A route that
 //! streams its request body ([`BodyMode::Stream`](crate::BodyMode::Stream)) is called
@@ -16,6 +17,7 @@ mod control;
 #[cfg(any(test, feature = "fuzzing"))]
 pub(crate) mod fuzz;
 mod recv;
+mod running;
 mod send;
 pub(crate) mod state;
 mod stream;

@@ -58,7 +58,7 @@ impl State {
         // known; a head larger than the peer's frames is moved out and split.
         let start = self.out.len();
         frame::put_head(&mut self.out, 0, kind::HEADERS, 0, id);
-        response_head::encode(&mut self.out, res, len, common);
+        response_head::encode(&mut self.out, res, len, common, &mut worker.h2_heads.borrow_mut());
         let block_len = self.out.len() - start - HEADER_LEN;
         let end = if empty { flag::END_STREAM } else { 0 };
         if block_len <= self.peer_max_frame {

@@ -96,24 +96,29 @@ pub(crate) enum Closed {
     ByUs,
 }
 
-/// The last [`REMEMBERED`] streams closed, oldest overwritten first.
+/// The last [`REMEMBERED`] streams closed, oldest overwritten first. Each is its id
+/// (31 bits, §5.1.1) with [`BY_US`] set when this side reset it: four bytes, so that
+/// every connection's state is 128 bytes smaller than with a flag beside each id.
 #[derive(Default)]
 pub(crate) struct ClosedRing {
-    ids: [(u32, bool); REMEMBERED],
+    ids: [u32; REMEMBERED],
     next: usize,
 }
 
+/// The bit of a remembered id that says this side reset the stream.
+const BY_US: u32 = 1 << 31;
+
 impl ClosedRing {
     pub(crate) fn note(&mut self, id: u32, how: Closed) {
-        self.ids[self.next] = (id, how == Closed::ByUs);
+        self.ids[self.next] = id | if how == Closed::ByUs { BY_US } else { 0 };
         self.next = (self.next + 1) % REMEMBERED;
     }
 
     pub(crate) fn find(&self, id: u32) -> Option<Closed> {
         self.ids
             .iter()
-            .find(|(i, _)| *i == id && id != 0)
-            .map(|&(_, by_us)| if by_us { Closed::ByUs } else { Closed::ByPeer })
+            .find(|&&i| i & !BY_US == id && id != 0)
+            .map(|&i| if i & BY_US != 0 { Closed::ByUs } else { Closed::ByPeer })
     }
 }
 

@@ -2,8 +2,11 @@
 //!
 //! The code is canonical: the codes of one length are consecutive numbers. So a table
 //! of, per length, the first code, how many codes there are and where their symbols
-//! start decodes it one bit at a time with one subtraction and one comparison, built
-//! once from the code table `httlib-huffman` publishes (Appendix B's codes as data).
+//! start decodes any code with one subtraction and one comparison per length tried,
+//! built once from the code table `httlib-huffman` publishes (Appendix B's codes as
+//! data). In front of it, a table of every 8-bit prefix gives the symbols whose codes
+//! are at most 8 bits long (all letters, digits and the usual punctuation of paths,
+//! hosts and header values) in one look-up.
 
 use std::sync::OnceLock;
 
@@ -13,6 +16,8 @@ use httlib_huffman::encoder::table::ENCODE_TABLE;
 const MAX_LEN: usize = 30;
 /// The end-of-string symbol, which must not appear in a string (§5.2).
 const EOS: u16 = 256;
+/// Bits looked up at once by [`Table::short`].
+const SHORT: u32 = 8;
 
 /// The canonical decoding table.
 struct Table {
@@ -24,6 +29,9 @@ struct Table {
     offset: [u16; MAX_LEN + 1],
     /// The symbols in the order of their codes.
     symbols: [u16; 257],
+    /// Per 8-bit prefix: the symbol whose code (at most 8 bits) begins it and the code's
+    /// length; length 0 when the prefix begins a longer code.
+    short: [(u8, u8); 1 << SHORT],
 }
 
 fn table() -> &'static Table {
@@ -34,8 +42,13 @@ fn table() -> &'static Table {
             let (len, code) = ENCODE_TABLE[s as usize];
             (len, code)
         });
-        let mut t =
-            Table { first: [0; MAX_LEN + 1], count: [0; MAX_LEN + 1], offset: [0; MAX_LEN + 1], symbols: [0; 257] };
+        let mut t = Table {
+            first: [0; MAX_LEN + 1],
+            count: [0; MAX_LEN + 1],
+            offset: [0; MAX_LEN + 1],
+            symbols: [0; 257],
+            short: [(0, 0); 1 << SHORT],
+        };
         for (i, &s) in order.iter().enumerate() {
             let (len, code) = ENCODE_TABLE[s as usize];
             let len = len as usize;
@@ -45,6 +58,13 @@ fn table() -> &'static Table {
             }
             t.count[len] += 1;
             t.symbols[i] = s;
+            if len as u32 <= SHORT {
+                // Every prefix that begins with this code.
+                let spare = SHORT - len as u32;
+                for rest in 0..1u32 << spare {
+                    t.short[((code << spare) | rest) as usize] = (s as u8, len as u8);
+                }
+            }
         }
         t
     })
@@ -58,29 +78,47 @@ pub(crate) struct Invalid;
 /// Decodes `src`, appending the text to `dst`.
 pub(crate) fn decode(src: &[u8], dst: &mut Vec<u8>) -> Result<(), Invalid> {
     let t = table();
-    let (mut code, mut len) = (0u32, 0usize);
-    for &byte in src {
-        for shift in (0..8).rev() {
-            code = code << 1 | u32::from(byte >> shift & 1);
-            len += 1;
-            let index = code.wrapping_sub(t.first[len]);
-            if index < t.count[len] {
-                let symbol = t.symbols[t.offset[len] as usize + index as usize];
-                if symbol == EOS {
-                    return Err(Invalid);
-                }
-                dst.push(symbol as u8);
-                (code, len) = (0, 0);
-            } else if len == MAX_LEN {
-                return Err(Invalid);
-            }
+    // The bits not yet decoded, the first at bit 63; `have` of them are input.
+    let (mut bits, mut have, mut at) = (0u64, 0u32, 0usize);
+    loop {
+        while have <= 56 && at < src.len() {
+            bits |= u64::from(src[at]) << (56 - have);
+            have += 8;
+            at += 1;
         }
+        let (symbol, len) = match t.short[(bits >> (64 - SHORT)) as usize] {
+            (symbol, len) if len != 0 && u32::from(len) <= have => (u16::from(symbol), u32::from(len)),
+            _ => match long(t, bits, have) {
+                Some(found) => found,
+                // What is left begins no whole code: the padding.
+                None => break,
+            },
+        };
+        if symbol == EOS {
+            return Err(Invalid);
+        }
+        dst.push(symbol as u8);
+        bits <<= len;
+        have -= len;
     }
     // §5.2: padding is at most 7 bits, all ones.
-    if len > 7 || code != (1 << len) - 1 {
+    if have > 7 || (have > 0 && bits >> (64 - have) != (1 << have) - 1) {
         return Err(Invalid);
     }
     Ok(())
+}
+
+/// The symbol whose code begins `bits` (of which `have` are input), and its length,
+/// found length by length.
+fn long(t: &Table, bits: u64, have: u32) -> Option<(u16, u32)> {
+    for len in 1..=(MAX_LEN as u32).min(have) {
+        let code = (bits >> (64 - len)) as u32;
+        let index = code.wrapping_sub(t.first[len as usize]);
+        if index < t.count[len as usize] {
+            return Some((t.symbols[t.offset[len as usize] as usize + index as usize], len));
+        }
+    }
+    None
 }
 
 #[cfg(test)]
@@ -101,6 +139,13 @@ mod tests {
         let mut back = Vec::new();
         decode(&coded, &mut back).unwrap();
         assert_eq!(back, text);
+        // Each byte alone too: every code length ends a string, with its padding.
+        for byte in 0..=255u8 {
+            let (mut coded, mut back) = (Vec::new(), Vec::new());
+            httlib_huffman::encode(&[byte, byte, b'a'], &mut coded).unwrap();
+            decode(&coded, &mut back).unwrap();
+            assert_eq!(back, [byte, byte, b'a']);
+        }
     }
 
     #[test]

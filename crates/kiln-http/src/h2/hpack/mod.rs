@@ -2,12 +2,12 @@
 //! read in place from the block, Huffman strings decoded into a reused buffer
 //! ([`huffman`]), the static table and the connection's dynamic table ([`table`]).
 //! Every field is handed to a callback as borrowed bytes; nothing is allocated per
-//! field but the copies the dynamic table keeps.
+//! field but the copies the dynamic table keeps (in one buffer per connection).
 
 mod huffman;
 mod table;
 
-use table::DynamicTable;
+use table::{DynamicTable, Name};
 
 /// The block is not valid HPACK: a COMPRESSION_ERROR (RFC 9113 §4.3).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -24,6 +24,14 @@ impl Decoder {
     /// A decoder whose table may grow to `max_size` bytes (SETTINGS_HEADER_TABLE_SIZE).
     pub(crate) fn new(max_size: usize) -> Self {
         Decoder { table: DynamicTable::new(max_size), name: Vec::new(), value: Vec::new() }
+    }
+
+    /// Gives back what the scratch buffers grew to and fits the table to its entries,
+    /// the connection idling.
+    pub(crate) fn shrink(&mut self) {
+        self.name = Vec::new();
+        self.value = Vec::new();
+        self.table.shrink();
     }
 
     /// Decodes `block`, calling `field` with each name and value in order.
@@ -76,7 +84,11 @@ impl Decoder {
                 };
                 field(name, value);
                 if indexing {
-                    let (name, value) = (name.to_vec(), value.to_vec());
+                    let name = match (name_index, &name_lit) {
+                        (Some(i), _) => Name::Indexed(i),
+                        (None, Some(Lit::Raw(r))) => Name::Literal(&block[r.clone()]),
+                        (None, _) => Name::Literal(&self.name),
+                    };
                     self.table.insert(name, value);
                 }
             }
@@ -175,6 +187,25 @@ mod tests {
         let fields = decoded(&mut decoder, &second).unwrap();
         assert_eq!(fields[3], (b":authority".to_vec(), b"www.example.com".to_vec()));
         assert_eq!(fields[4], (b"cache-control".to_vec(), b"no-cache".to_vec()));
+    }
+
+    #[test]
+    fn a_name_taken_from_the_entry_its_insertion_evicts_is_kept() {
+        // §4.4: the new entry's name may refer to an entry that adding it evicts.
+        let mut decoder = Decoder::new(4096);
+        let block = [
+            0x3f, 0x21, // table size 64: room for one entry of 32 + 5 bytes
+            0x40, 0x04, b'a', b'a', b'a', b'a', 0x01, b'b', // aaaa: b, indexed (62)
+            0x7e, 0x01, b'c', // name of 62, value c, indexed: evicts aaaa: b
+            0xbe, // 62 again
+        ];
+        let fields = decoded(&mut decoder, &block).unwrap();
+        let want: Fields =
+            [(b"aaaa", b"b"), (b"aaaa", b"c"), (b"aaaa", b"c")].iter().map(|(n, v)| (n.to_vec(), v.to_vec())).collect();
+        assert_eq!(fields, want);
+        assert_eq!(decoded(&mut decoder, &[0xbf]), Err(Invalid), "only one entry fits");
+        decoder.shrink();
+        assert_eq!(decoded(&mut decoder, &[0xbe]).unwrap(), want[1..2]);
     }
 
     #[test]

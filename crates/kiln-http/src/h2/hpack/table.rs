@@ -74,12 +74,34 @@ const STATIC: [(&[u8], &[u8]); 61] = [
 /// What an entry costs beyond its bytes (§4.1).
 const ENTRY_OVERHEAD: usize = 32;
 
-/// A dynamic table entry: name and value.
-type Entry = (Box<[u8]>, Box<[u8]>);
+/// Where a dynamic entry's name and value are in [`DynamicTable`]'s bytes.
+#[derive(Clone, Copy)]
+struct Entry {
+    /// Where the name starts, counted from the first byte ever stored (see `dropped`).
+    at: usize,
+    name: u32,
+    value: u32,
+}
 
-/// One connection's dynamic table.
+/// The name of a field to insert: one of the tables' entries, or bytes of its own.
+#[derive(Clone, Copy)]
+pub(super) enum Name<'a> {
+    Indexed(usize),
+    Literal(&'a [u8]),
+}
+
+/// One connection's dynamic table, stored compactly: every entry's name and value in
+/// one byte buffer, oldest first, and a position per entry (16 bytes), rather than two
+/// allocations per entry. It never holds more than the table size the peer chose
+/// (at most SETTINGS_HEADER_TABLE_SIZE), and [`shrink`](Self::shrink) fits it to what
+/// it holds while the connection idles.
 pub(super) struct DynamicTable {
+    bytes: Vec<u8>,
+    /// Newest first (index 62 is `entries[0]`).
     entries: VecDeque<Entry>,
+    /// Bytes evicted from the front of `bytes` since the start: an entry's `at` less
+    /// this is its offset in `bytes`.
+    dropped: usize,
     size: usize,
     max_size: usize,
     allowed: usize,
@@ -87,7 +109,7 @@ pub(super) struct DynamicTable {
 
 impl DynamicTable {
     pub(super) fn new(allowed: usize) -> Self {
-        DynamicTable { entries: VecDeque::new(), size: 0, max_size: allowed, allowed }
+        DynamicTable { bytes: Vec::new(), entries: VecDeque::new(), dropped: 0, size: 0, max_size: allowed, allowed }
     }
 
     /// The field at `index` (§2.3.3: static first, then dynamic); `None` past the end
@@ -97,7 +119,11 @@ impl DynamicTable {
         match index {
             0 => None,
             1..=61 => Some(STATIC[index - 1]),
-            _ => self.entries.get(index - 62).map(|(n, v)| (&n[..], &v[..])),
+            _ => self.entries.get(index - 62).map(|e| {
+                let at = e.at - self.dropped;
+                let mid = at + e.name as usize;
+                (&self.bytes[at..mid], &self.bytes[mid..mid + e.value as usize])
+            }),
         }
     }
 
@@ -108,27 +134,70 @@ impl DynamicTable {
         }
         self.max_size = size;
         self.evict(0);
+        self.compact();
         Ok(())
     }
 
     /// Adds an entry (§4.4): older ones go to make room; one larger than the table
-    /// empties it and is not kept.
-    pub(super) fn insert(&mut self, name: Vec<u8>, value: Vec<u8>) {
-        let cost = name.len() + value.len() + ENTRY_OVERHEAD;
+    /// empties it and is not kept. A name taken from an entry that this insertion
+    /// evicts is copied before the entry goes (§4.4 allows such a reference).
+    pub(super) fn insert(&mut self, name: Name<'_>, value: &[u8]) {
+        let (name_len, own) = match name {
+            Name::Indexed(i @ 1..=61) => (STATIC[i - 1].0.len(), None),
+            Name::Indexed(i) => match self.entries.get(i.wrapping_sub(62)) {
+                Some(e) => (e.name as usize, Some(e.at - self.dropped)),
+                // The decoder looked the index up before: not reached.
+                None => return,
+            },
+            Name::Literal(n) => (n.len(), None),
+        };
+        let cost = name_len + value.len() + ENTRY_OVERHEAD;
         if cost > self.max_size {
             self.entries.clear();
+            self.bytes.clear();
+            self.dropped = 0;
             self.size = 0;
             return;
         }
+        let at = self.dropped + self.bytes.len();
+        match (name, own) {
+            (_, Some(from)) => self.bytes.extend_from_within(from..from + name_len),
+            (Name::Indexed(i), None) => self.bytes.extend_from_slice(STATIC[i - 1].0),
+            (Name::Literal(n), None) => self.bytes.extend_from_slice(n),
+        }
+        self.bytes.extend_from_slice(value);
         self.evict(cost);
         self.size += cost;
-        self.entries.push_front((name.into_boxed_slice(), value.into_boxed_slice()));
+        self.entries.push_front(Entry { at, name: name_len as u32, value: value.len() as u32 });
+        self.compact();
     }
 
+    /// Fits the buffers to what the table holds (the connection idles).
+    pub(super) fn shrink(&mut self) {
+        self.bytes.shrink_to_fit();
+        self.entries.shrink_to_fit();
+    }
+
+    /// Drops the oldest entries until `room` more bytes fit.
     fn evict(&mut self, room: usize) {
         while self.size + room > self.max_size {
-            let Some((n, v)) = self.entries.pop_back() else { break };
-            self.size -= n.len() + v.len() + ENTRY_OVERHEAD;
+            let Some(e) = self.entries.pop_back() else { break };
+            self.size -= e.name as usize + e.value as usize + ENTRY_OVERHEAD;
+        }
+    }
+
+    /// Removes the evicted entries' bytes from the front of the buffer.
+    fn compact(&mut self) {
+        let first = match self.entries.back() {
+            Some(oldest) => oldest.at - self.dropped,
+            None => self.bytes.len(),
+        };
+        if first > 0 {
+            self.bytes.drain(..first);
+            self.dropped += first;
+        }
+        if self.entries.is_empty() {
+            self.dropped = 0;
         }
     }
 }
