@@ -67,6 +67,8 @@ const REQUESTS_PER_TURN: u32 = 64;
 const OVER_BUDGET: Rejection =
     Rejection { status: StatusCode::SERVICE_UNAVAILABLE, reason: "server busy: too much buffered, retry later" };
 
+#[cfg(test)]
+mod tests;
 mod upload;
 
 /// Answered when a request body makes no progress for the body timeout.
@@ -144,7 +146,8 @@ async fn serve_stream<S: Service, T: Transport>(mut conn: Conn<T>, service: Rc<S
         Ok(()) => conn.flush().await.is_ok(),
         Err(_) => false,
     };
-    conn.finish(finished).await;
+    // Boxed: the close's state would otherwise sit in the task while the stream runs.
+    Box::pin(conn.finish(finished)).await;
 }
 
 /// A response body to stream, taken out of the request loop (see [`serve_stream`]).
@@ -773,8 +776,10 @@ impl<T: Transport> Conn<T> {
             return Ok(());
         }
         expect_slow_writes(self.stream.tcp(), &mut self.lowat);
-        let result =
-            write_two(&mut self.stream, &self.bufs.write[written..], &[], self.worker.limits.body_timeout).await;
+        // Boxed: the wait for a slow reader (its timer included) is rare, and inline it
+        // would enlarge every connection's future, a quiet event stream's too.
+        let stall = self.worker.limits.body_timeout;
+        let result = Box::pin(write_two(&mut self.stream, &self.bufs.write[written..], &[], stall)).await;
         self.bufs.write.clear();
         result
     }
