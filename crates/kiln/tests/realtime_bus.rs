@@ -43,6 +43,37 @@ fn a_slow_subscriber_is_told_how_many_it_missed_and_goes_on_from_the_window() {
     });
 }
 
+/// The next event of a [`BusEvents`], or `None` if it has nothing now.
+fn try_next_event(events: &mut BusEvents) -> Option<kiln::realtime::Event> {
+    let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+    match Pin::new(events).poll_next(&mut cx) {
+        std::task::Poll::Ready(item) => item,
+        std::task::Poll::Pending => None,
+    }
+}
+
+#[test]
+fn a_message_is_rendered_as_an_event_once_and_every_subscriber_sends_the_same_bytes() {
+    // Issue 23: each of ten thousand subscribers rendered the event again (the id
+    // formatted, the data split into lines, a string built and freed per subscriber).
+    on_worker(async {
+        let bus = Bus::new().window(4).attach();
+        let mut streams: Vec<BusEvents> = (0..3).map(|_| bus.subscribe("t").events()).collect();
+        let id = bus.publish("t", "one\ntwo").await.unwrap();
+        let events: Vec<_> = streams.iter_mut().map(|s| try_next_event(s).expect("an event")).collect();
+        assert_eq!(events[0].as_str(), format!("id: {id}\ndata: one\ndata: two\n\n"));
+        for event in &events[1..] {
+            assert_eq!(event, &events[0]);
+            assert_eq!(event.as_str().as_ptr(), events[0].as_str().as_ptr(), "the same bytes, not a copy");
+        }
+        // A field added to a shared event changes that event alone.
+        let more = events[1].clone().event("note");
+        assert!(more.as_str().ends_with("event: note\n\n"));
+        assert_eq!(events[2].as_str(), events[0].as_str());
+        assert!(streams.iter_mut().all(|s| try_next_event(s).is_none()));
+    });
+}
+
 #[test]
 fn a_resume_replays_what_came_after_the_last_event_id_from_the_window() {
     on_worker(async {

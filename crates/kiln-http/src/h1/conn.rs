@@ -56,7 +56,8 @@ const SHUTDOWN_IDLE_WAIT: Duration = Duration::from_secs(1);
 /// only once an autotuned send buffer of megabytes has half drained: the send timeout
 /// sees a slow reader's progress, and a stalled client pins less kernel memory.
 const NOTSENT_LOWAT: u32 = 128 * 1024;
-/// Write buffer a quiet streamed response keeps (see [`shed_while_quiet`]).
+/// Write buffer a quiet streamed response keeps when it cannot give its buffers back
+/// (see [`release_while_quiet`]).
 const QUIET_STREAM_KEEP: usize = 512;
 /// Requests one connection answers in a row before letting the others run: a client
 /// that pipelines thousands of requests in one write must not hold the worker.
@@ -66,6 +67,8 @@ const REQUESTS_PER_TURN: u32 = 64;
 const OVER_BUDGET: Rejection =
     Rejection { status: StatusCode::SERVICE_UNAVAILABLE, reason: "server busy: too much buffered, retry later" };
 
+#[cfg(test)]
+mod tests;
 mod upload;
 
 /// Answered when a request body makes no progress for the body timeout.
@@ -99,52 +102,76 @@ pub(crate) async fn serve<S: Service, T: Transport>(
     let idle_deadline = worker.coarse_now() + worker.limits.idle_timeout;
     let idle_timer = Box::pin(tokio::time::sleep_until(idle_deadline));
     let bufs = Bufs::default();
-    let mut conn = Conn { stream, peer, worker, bufs, start: 0, served: 0, idle_timer, slot, held: 0, lowat: false };
+    let conn = Conn {
+        stream,
+        peer,
+        worker,
+        bufs,
+        start: 0,
+        served: 0,
+        idle_timer,
+        slot,
+        held: 0,
+        lowat: false,
+        streaming: None,
+    };
+    serve_http(conn, service).await;
+}
+
+/// Answers requests on `conn` until it closes, it is upgraded, or a response's body is
+/// a stream, which goes on in a task of its own (see [`serve_stream`]).
+async fn serve_http<S: Service, T: Transport>(mut conn: Conn<T>, service: Rc<S>) {
     let finished = conn.run(&*service).await.is_ok();
-    // `write_response` leaves the callback in the response only once it has sent a
-    // `101`; the flush after it succeeded, so the client has the head.
-    if let Some(on_upgrade) = upgrade_sent(&mut conn.bufs, finished) {
-        let read_ahead = conn.bufs.read[conn.start..].to_vec();
-        conn.worker.unhold(&mut conn.held);
-        conn.worker.release(mem::take(&mut conn.bufs));
-        let Conn { stream, worker, slot, .. } = conn;
-        // The upgraded connection goes on in a task of its own, sized for it alone:
-        // this one's future is sized for HTTP's largest state, which a WebSocket held
-        // open for hours would otherwise carry (issue 23: an idle WebSocket costs no
-        // more than about 2 KiB). It keeps the connection's slot, so it still counts
-        // against the worker's limit and shutdown waits for it.
-        tokio::task::spawn_local(async move {
-            crate::upgrade::run(on_upgrade, Upgraded::new(Box::new(stream), read_ahead)).await;
-            worker.close_connection(slot);
-        });
+    if let Some(streaming) = conn.streaming.take().filter(|_| finished) {
+        // A streamed body (an event stream) may go on for hours: it goes on in a task
+        // sized for sending it alone, not in this one, whose future is sized for HTTP's
+        // largest state (issue 23: ten thousand quiet SSE subscribers must cost about
+        // what ten thousand idle connections do). The connection keeps its slot.
+        tokio::task::spawn_local(serve_stream(conn, service, streaming));
         return;
     }
-    conn.worker.unhold(&mut conn.held);
-    if conn.bufs.is_allocated() {
-        conn.worker.release(mem::take(&mut conn.bufs));
-    }
-    if finished && conn.worker.shutting_down.get() {
-        // The last answer said `Connection: close`; closing with input unread would
-        // reset the connection and could destroy that answer before it is read.
-        conn.linger().await;
-    } else if finished {
-        conn.stream.close(LINGER_TIME).await;
-    }
-    conn.worker.close_connection(conn.slot);
+    conn.finish(finished).await;
+}
+
+/// Sends a streamed body whose head `conn` has encoded, then goes back to answering
+/// requests on a new task if the connection stays open.
+async fn serve_stream<S: Service, T: Transport>(mut conn: Conn<T>, service: Rc<S>, streaming: Streaming) {
+    let sent = conn.send_stream(streaming.body, streaming.chunked).await;
+    let finished = match sent {
+        Ok(()) if streaming.keep_alive => {
+            // Spawned rather than awaited: this task stays small while the stream runs.
+            tokio::task::spawn_local(serve_http(conn, service));
+            return;
+        }
+        Ok(()) => conn.flush().await.is_ok(),
+        Err(_) => false,
+    };
+    // Boxed: the close's state would otherwise sit in the task while the stream runs.
+    Box::pin(conn.finish(finished)).await;
+}
+
+/// A response body to stream, taken out of the request loop (see [`serve_stream`]).
+struct Streaming {
+    body: BodyStream,
+    chunked: bool,
+    /// Whether the connection reads the next request once the body has ended.
+    keep_alive: bool,
 }
 
 /// While a streamed body has nothing to send (an event stream between events), the
-/// connection keeps no buffer larger than its next small chunk needs: ten thousand
-/// quiet subscribers must cost about what ten thousand idle connections do. The read
-/// buffer goes when no pipelined request waits in it; the write buffer, which the
-/// last flush emptied, when it grew past a small event's size.
-fn shed_while_quiet(write: &mut Vec<u8>, read: &mut Vec<u8>, start: &mut usize) {
-    if write.is_empty() && write.capacity() > QUIET_STREAM_KEEP {
-        *write = Vec::new();
-    }
-    if read.len() == *start && read.capacity() > 0 {
-        *read = Vec::new();
+/// connection gives its buffers back to the worker's pool, as an idle keep-alive
+/// connection does, and takes a set again when the stream has a chunk: ten thousand
+/// quiet subscribers must cost about what ten thousand idle connections do, and a
+/// publish to all of them reuses a few pooled sets instead of allocating per
+/// subscriber. The flush before the wait emptied the write buffer. A pipelined request
+/// already in the read buffer, or budget held for a large request, keeps the set; only
+/// a write buffer grown past a small event's size is freed then.
+fn release_while_quiet(worker: &Worker, bufs: &mut Bufs, start: &mut usize, held: usize) {
+    if bufs.read.len() == *start && held == 0 {
+        worker.release(mem::take(bufs));
         *start = 0;
+    } else if bufs.write.capacity() > QUIET_STREAM_KEEP {
+        bufs.write = Vec::new();
     }
 }
 
@@ -170,6 +197,8 @@ struct Conn<T> {
     held: usize,
     /// Whether `NOTSENT_LOWAT` is set: on the first write that cannot finish at once.
     lowat: bool,
+    /// A streamed body whose head is encoded, for `serve_http` to hand to its own task.
+    streaming: Option<Streaming>,
 }
 
 /// What ended a wait for the next request.
@@ -180,6 +209,41 @@ enum Idle {
 }
 
 impl<T: Transport> Conn<T> {
+    /// Ends the connection: hands an upgraded one to its protocol, else gives the
+    /// buffers back and closes (lingering when the last answer said close).
+    async fn finish(mut self, finished: bool) {
+        // `write_response` leaves the callback in the response only once it has sent a
+        // `101`; the flush after it succeeded, so the client has the head.
+        if let Some(on_upgrade) = upgrade_sent(&mut self.bufs, finished) {
+            let read_ahead = self.bufs.read[self.start..].to_vec();
+            self.worker.unhold(&mut self.held);
+            self.worker.release(mem::take(&mut self.bufs));
+            let Conn { stream, worker, slot, .. } = self;
+            // The upgraded connection goes on in a task of its own, sized for it alone:
+            // this one's future is sized for HTTP's largest state, which a WebSocket held
+            // open for hours would otherwise carry (issue 23: an idle WebSocket costs no
+            // more than about 2 KiB). It keeps the connection's slot, so it still counts
+            // against the worker's limit and shutdown waits for it.
+            tokio::task::spawn_local(async move {
+                crate::upgrade::run(on_upgrade, Upgraded::new(Box::new(stream), read_ahead)).await;
+                worker.close_connection(slot);
+            });
+            return;
+        }
+        self.worker.unhold(&mut self.held);
+        if self.bufs.is_allocated() {
+            self.worker.release(mem::take(&mut self.bufs));
+        }
+        if finished && self.worker.shutting_down.get() {
+            // The last answer said `Connection: close`; closing with input unread would
+            // reset the connection and could destroy that answer before it is read.
+            self.linger().await;
+        } else if finished {
+            self.stream.close(LINGER_TIME).await;
+        }
+        self.worker.close_connection(self.slot);
+    }
+
     async fn run<S: Service>(&mut self, service: &S) -> Flow {
         let mut in_a_row = 0;
         loop {
@@ -206,7 +270,14 @@ impl<T: Transport> Conn<T> {
                 in_a_row = 0;
             }
             in_a_row += 1;
-            if !self.serve_one(service).await? {
+            let keep_alive = self.serve_one(service).await?;
+            if let Some(streaming) = &mut self.streaming {
+                // The body goes out from `serve_stream`, which then goes on as this
+                // loop would have.
+                streaming.keep_alive = keep_alive;
+                return Ok(());
+            }
+            if !keep_alive {
                 self.flush().await?;
                 return Ok(());
             }
@@ -579,7 +650,9 @@ impl<T: Transport> Conn<T> {
                 let _ = socket2::SockRef::from(self.stream.tcp()).set_tcp_cork(false);
                 sent?;
             }
-            Body::Stream(body) => self.send_stream(body, delimit == Delimit::Chunked).await?,
+            Body::Stream(body) => {
+                self.streaming = Some(Streaming { body, chunked: delimit == Delimit::Chunked, keep_alive });
+            }
             Body::Buffer | Body::Static(_) | Body::Bytes(_) => {}
         }
         Ok(keep_alive)
@@ -593,14 +666,20 @@ impl<T: Transport> Conn<T> {
     async fn send_stream(&mut self, mut body: BodyStream, chunked: bool) -> Flow {
         let mut watching = true;
         loop {
-            let (tcp, bufs, start) = (self.stream.tcp(), &mut *self.bufs, &mut self.start);
-            let gathered = poll_fn(|cx| match stream::poll_gather(&mut body, cx, &mut bufs.write, chunked) {
-                Poll::Pending if stream::poll_peer_closed(tcp, cx, &mut watching) => Poll::Ready(None),
-                Poll::Pending => {
-                    shed_while_quiet(&mut bufs.write, &mut bufs.read, start);
-                    Poll::Pending
+            let (tcp, worker, held) = (self.stream.tcp(), &self.worker, self.held);
+            let (bufs, start) = (&mut self.bufs, &mut self.start);
+            let gathered = poll_fn(|cx| {
+                if !bufs.is_allocated() {
+                    *bufs = worker.acquire();
                 }
-                gathered => gathered.map(Some),
+                match stream::poll_gather(&mut body, cx, &mut bufs.write, chunked) {
+                    Poll::Pending if stream::poll_peer_closed(tcp, cx, &mut watching) => Poll::Ready(None),
+                    Poll::Pending => {
+                        release_while_quiet(worker, bufs, start, held);
+                        Poll::Pending
+                    }
+                    gathered => gathered.map(Some),
+                }
             });
             match gathered.await {
                 Some(Gathered::Send) => self.flush().await?,
@@ -697,8 +776,10 @@ impl<T: Transport> Conn<T> {
             return Ok(());
         }
         expect_slow_writes(self.stream.tcp(), &mut self.lowat);
-        let result =
-            write_two(&mut self.stream, &self.bufs.write[written..], &[], self.worker.limits.body_timeout).await;
+        // Boxed: the wait for a slow reader (its timer included) is rare, and inline it
+        // would enlarge every connection's future, a quiet event stream's too.
+        let stall = self.worker.limits.body_timeout;
+        let result = Box::pin(write_two(&mut self.stream, &self.bufs.write[written..], &[], stall)).await;
         self.bufs.write.clear();
         result
     }

@@ -90,6 +90,7 @@ impl Service for TestService {
                 let chunks = ["one,", "two,", "three"].map(|s| Ok(Bytes::from_static(s.as_bytes())));
                 res.set_body_stream(Box::pin(Chunks(chunks.into_iter().collect())));
             }
+            "/quiet" => res.set_body_stream(Box::pin(Quiet { first: true, drain: kiln_http::draining() })),
             "/file" => {
                 let file = std::fs::File::open(self.file.as_ref().unwrap()).unwrap();
                 res.set_body_file(file, 2, 10);
@@ -114,6 +115,26 @@ impl futures_core::Stream for Chunks {
         _: &mut std::task::Context<'_>,
     ) -> std::task::Poll<Option<Self::Item>> {
         std::task::Poll::Ready(self.0.pop_front())
+    }
+}
+
+/// An event stream between events: one chunk, then nothing until shutdown, when it
+/// ends.
+struct Quiet {
+    first: bool,
+    drain: kiln_http::Drain,
+}
+
+impl futures_core::Stream for Quiet {
+    type Item = std::io::Result<Bytes>;
+    fn poll_next(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Self::Item>> {
+        if std::mem::take(&mut self.first) {
+            return std::task::Poll::Ready(Some(Ok(Bytes::from_static(b"first"))));
+        }
+        std::future::Future::poll(std::pin::Pin::new(&mut self.drain), cx).map(|()| None)
     }
 }
 

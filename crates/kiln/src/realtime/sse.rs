@@ -30,17 +30,45 @@ pub const SSE_KEEP_ALIVE: Duration = Duration::from_secs(15);
 /// let event = Event::new().event("comment").id("42").data("first line\nsecond line");
 /// assert_eq!(event.as_str(), "event: comment\nid: 42\ndata: first line\ndata: second line\n\n");
 /// ```
-#[derive(Clone, Default, PartialEq, Eq)]
+#[derive(Clone, Default)]
 pub struct Event {
     /// The event's field lines and the blank line that ends it (empty while it has
     /// no field).
-    lines: String,
+    lines: Lines,
 }
+
+/// An event's text: built here, or rendered once and shared (by every subscriber of
+/// a bus topic that gets the same message), then copied only if a field is added.
+#[derive(Clone)]
+enum Lines {
+    Owned(String),
+    /// Valid UTF-8: made only from a `String`.
+    Shared(Bytes),
+}
+
+impl Default for Lines {
+    fn default() -> Self {
+        Lines::Owned(String::new())
+    }
+}
+
+impl PartialEq for Event {
+    fn eq(&self, other: &Self) -> bool {
+        self.as_str() == other.as_str()
+    }
+}
+
+impl Eq for Event {}
 
 impl Event {
     /// An event with no fields yet.
     pub fn new() -> Self {
         Event::default()
+    }
+
+    /// An event whose text `into_bytes` rendered before: sent as it is, not copied.
+    pub(crate) fn rendered(bytes: Bytes) -> Self {
+        Event { lines: Lines::Shared(bytes) }
     }
 
     /// Adds `data`: each of its lines (split at CRLF, CR or LF, as the browser splits
@@ -91,29 +119,40 @@ impl Event {
 
     /// The event as sent, ending with the blank line that dispatches it.
     pub fn as_str(&self) -> &str {
-        &self.lines
+        match &self.lines {
+            Lines::Owned(lines) => lines,
+            // Never fails: shared text was made from a `String`.
+            Lines::Shared(bytes) => std::str::from_utf8(bytes).unwrap_or_default(),
+        }
     }
 
     fn field(&mut self, name: &str, value: &str) {
+        if let Lines::Shared(_) = self.lines {
+            self.lines = Lines::Owned(self.as_str().to_owned());
+        }
+        let Lines::Owned(lines) = &mut self.lines else { return };
         // Before the blank line that ends the event.
-        self.lines.pop();
-        self.lines.push_str(name);
-        self.lines.push(':');
+        lines.pop();
+        lines.push_str(name);
+        lines.push(':');
         // The browser drops one space after the colon, so a value that starts with a
         // space keeps it.
-        self.lines.push(' ');
-        self.lines.push_str(value);
-        self.lines.push_str("\n\n");
+        lines.push(' ');
+        lines.push_str(value);
+        lines.push_str("\n\n");
     }
 
-    fn into_bytes(self) -> Bytes {
-        Bytes::from(self.lines)
+    pub(crate) fn into_bytes(self) -> Bytes {
+        match self.lines {
+            Lines::Owned(lines) => Bytes::from(lines),
+            Lines::Shared(bytes) => bytes,
+        }
     }
 }
 
 impl fmt::Debug for Event {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_tuple("Event").field(&self.lines).finish()
+        f.debug_tuple("Event").field(&self.as_str()).finish()
     }
 }
 

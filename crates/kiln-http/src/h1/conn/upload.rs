@@ -185,6 +185,10 @@ impl<T: Transport> Conn<T> {
         let keep_alive = self.write_response(parsed, keep_alive).await?;
         self.give_back();
         if !in_step {
+            // A streamed answer goes out here, before the linger, not from its own task.
+            if let Some(streaming) = self.streaming.take() {
+                self.send_stream(streaming.body, streaming.chunked).await?;
+            }
             // Unread input at close would make the kernel reset the connection, which
             // can destroy the answer before the client reads it.
             self.flush().await?;

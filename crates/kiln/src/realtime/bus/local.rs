@@ -14,7 +14,7 @@ use std::task::{Context, Poll};
 use futures_core::Stream;
 use tokio::sync::mpsc;
 
-use super::topic::{Entry, Topic};
+use super::topic::{Entry, Topic, lagged_event};
 use super::{Delivery, Lagged, Message, PublishError, Shared, check};
 use crate::realtime::Event;
 
@@ -25,7 +25,8 @@ pub struct LocalBus(Rc<Local>);
 
 struct Local {
     shared: Arc<Shared>,
-    topics: RefCell<HashMap<Arc<str>, Topic>>,
+    /// Each topic shared with its subscriptions, which reach it without a lookup.
+    topics: RefCell<HashMap<Arc<str>, Rc<RefCell<Topic>>>>,
     /// This worker's inbox; `sender` is its other end, handed to the others on joining.
     inbox: RefCell<mpsc::UnboundedReceiver<Delivery>>,
     sender: mpsc::UnboundedSender<Delivery>,
@@ -77,8 +78,9 @@ impl LocalBus {
     /// The messages published to `topic` from now on.
     pub fn subscribe(&self, topic: &str) -> Subscription {
         self.start();
-        let cursor = self.0.with_topic(topic, |t| t.next_seq());
-        Subscription { local: Rc::clone(&self.0), topic: topic.into(), cursor, slot: None, lag_first: false }
+        let (name, topic) = self.0.topic(topic);
+        let cursor = topic.borrow().next_seq();
+        Subscription { topic, name, cursor, slot: None, lag_first: false }
     }
 
     /// The messages of `topic` after the one with id `after` (a `Last-Event-ID`)
@@ -88,8 +90,9 @@ impl LocalBus {
     pub fn resume(&self, topic: &str, after: Option<u64>) -> Subscription {
         let Some(after) = after else { return self.subscribe(topic) };
         self.start();
-        let (cursor, lag_first) = self.0.with_topic(topic, |t| t.resume_at(after));
-        Subscription { local: Rc::clone(&self.0), topic: topic.into(), cursor, slot: None, lag_first }
+        let (name, topic) = self.0.topic(topic);
+        let (cursor, lag_first) = topic.borrow().resume_at(after);
+        Subscription { topic, name, cursor, slot: None, lag_first }
     }
 
     /// Joins the fan-out and starts the task that empties the inbox, if not yet.
@@ -122,8 +125,9 @@ async fn pump(local: Rc<Local>) {
             Delivery::Message(message) => local.0.deliver(Some(message)),
             Delivery::Gap => {
                 let window = local.0.shared.window;
-                for topic in local.0.topics.borrow_mut().values_mut() {
-                    topic.push(None, window);
+                let topics: Vec<_> = local.0.topics.borrow().values().cloned().collect();
+                for topic in topics {
+                    topic.borrow_mut().push(None, window);
                 }
             }
         }
@@ -131,19 +135,22 @@ async fn pump(local: Rc<Local>) {
 }
 
 impl Local {
-    fn with_topic<T>(&self, name: &str, f: impl FnOnce(&mut Topic) -> T) -> T {
+    /// The topic of that name, made on first use, and its name as the table keeps it.
+    fn topic(&self, name: &str) -> (Arc<str>, Rc<RefCell<Topic>>) {
         let mut topics = self.topics.borrow_mut();
-        match topics.get_mut(name) {
-            Some(topic) => f(topic),
-            None => f(topics.entry(name.into()).or_insert_with(Topic::new)),
+        if let Some((name, topic)) = topics.get_key_value(name) {
+            return (Arc::clone(name), Rc::clone(topic));
         }
+        let (name, topic): (Arc<str>, _) = (name.into(), Rc::new(RefCell::new(Topic::new())));
+        topics.insert(Arc::clone(&name), Rc::clone(&topic));
+        (name, topic)
     }
 
     fn deliver(&self, entry: Entry) {
         let Some(message) = &entry else { return };
-        let topic = Arc::clone(&message.topic);
-        let window = self.shared.window;
-        self.with_topic(&topic, |t| t.push(entry, window));
+        let (_, topic) = self.topic(&message.topic);
+        // Waking the subscribers runs none of them: nothing else borrows the topic now.
+        topic.borrow_mut().push(entry, self.shared.window);
     }
 
     fn send_to_peers(&self, delivery: Delivery) {
@@ -165,8 +172,8 @@ impl Local {
 /// fell behind the window and `n` messages were skipped. It never ends; forward it
 /// with [`events`](Self::events) as Server-Sent Events.
 pub struct Subscription {
-    local: Rc<Local>,
-    topic: Arc<str>,
+    topic: Rc<RefCell<Topic>>,
+    name: Arc<str>,
     cursor: u64,
     slot: Option<usize>,
     lag_first: bool,
@@ -174,7 +181,7 @@ pub struct Subscription {
 
 impl fmt::Debug for Subscription {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Subscription").field("topic", &self.topic).field("cursor", &self.cursor).finish()
+        f.debug_struct("Subscription").field("topic", &self.name).field("cursor", &self.cursor).finish()
     }
 }
 
@@ -187,32 +194,41 @@ impl Subscription {
     }
 }
 
-impl Stream for Subscription {
-    type Item = Result<Message, Lagged>;
-
-    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
-        let this = &mut *self;
-        if std::mem::take(&mut this.lag_first) {
-            return Poll::Ready(Some(Err(Lagged(0))));
+impl Subscription {
+    /// The next item as `read` takes it from the topic (a lag to tell first as
+    /// `lagged` makes it), or `Pending` with the task's waker left with the topic.
+    fn poll_read<T>(
+        &mut self,
+        cx: &mut Context<'_>,
+        read: impl FnOnce(&Topic, &mut u64) -> Option<T>,
+        lagged: impl FnOnce(Lagged) -> T,
+    ) -> Poll<T> {
+        if std::mem::take(&mut self.lag_first) {
+            return Poll::Ready(lagged(Lagged(0)));
         }
-        let mut topics = this.local.topics.borrow_mut();
-        let topic = topics.entry(Arc::clone(&this.topic)).or_insert_with(Topic::new);
-        match topic.read(&mut this.cursor) {
-            Some(item) => Poll::Ready(Some(item)),
+        let mut topic = self.topic.borrow_mut();
+        match read(&topic, &mut self.cursor) {
+            Some(item) => Poll::Ready(item),
             None => {
-                topic.wait(&mut this.slot, cx.waker());
+                topic.wait(&mut self.slot, cx.waker());
                 Poll::Pending
             }
         }
     }
 }
 
+impl Stream for Subscription {
+    type Item = Result<Message, Lagged>;
+
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        self.poll_read(cx, Topic::read, Err).map(Some)
+    }
+}
+
 impl Drop for Subscription {
     fn drop(&mut self) {
         if let Some(slot) = self.slot {
-            if let Some(topic) = self.local.topics.borrow_mut().get_mut(&self.topic) {
-                topic.leave(slot);
-            }
+            self.topic.borrow_mut().leave(slot);
         }
     }
 }
@@ -225,11 +241,8 @@ impl Stream for BusEvents {
     type Item = Event;
 
     fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Event>> {
-        Pin::new(&mut self.0).poll_next(cx).map(|item| {
-            item.map(|item| match item {
-                Ok(message) => message.to_event(),
-                Err(Lagged(n)) => Event::new().event("lagged").data(itoa::Buffer::new().format(n)),
-            })
-        })
+        // Each message is rendered once per worker and its bytes shared by every
+        // subscriber (see `Topic::read_event`).
+        self.0.poll_read(cx, Topic::read_event, lagged_event).map(|event| Some(Event::rendered(event)))
     }
 }
