@@ -145,30 +145,28 @@ fn xor_words(data: &mut [u8], word: u64) {
 /// Unmasks (or masks) `data` in place; `offset` is how many payload bytes of the frame
 /// came before `data` (§5.3: byte i is XORed with mask[i % 4]).
 pub(crate) fn apply_mask(data: &mut [u8], mask: [u8; 4], offset: u64) {
-    let word = phased(mask, offset);
+    let shift = (offset % 4) as usize;
     // 32 bytes at a time over a fixed-size array: the compiler turns it into vector
     // XORs (SSE2 on any x86-64); then 8, then one by one. 32 and 8 are multiples of
     // 4: each step starts at the same phase of the mask.
-    let bytes = word.to_le_bytes();
-    let wide: [u8; 32] = std::array::from_fn(|i| bytes[i % 8]);
+    let wide: [u8; 32] = std::array::from_fn(|i| mask[(i + shift) % 4]);
     let mut chunks = data.chunks_exact_mut(32);
     for chunk in &mut chunks {
         for (b, m) in chunk.iter_mut().zip(&wide) {
             *b ^= m;
         }
     }
-    xor_words(chunks.into_remainder(), word);
+    xor_words(chunks.into_remainder(), phased(mask, offset));
 }
 
 /// Appends `data` unmasked to `out`; `offset` as for [`apply_mask`]. One pass: each
 /// 32 bytes are XORed on their way into `out`.
 pub(crate) fn unmask_into(out: &mut Vec<u8>, data: &[u8], mask: [u8; 4], offset: u64) {
-    let word = phased(mask, offset);
     out.reserve(data.len());
     let mut chunks = data.chunks_exact(32);
     if data.len() >= 32 {
-        let bytes = word.to_le_bytes();
-        let wide: [u8; 32] = std::array::from_fn(|i| bytes[i % 8]);
+        let shift = (offset % 4) as usize;
+        let wide: [u8; 32] = std::array::from_fn(|i| mask[(i + shift) % 4]);
         for chunk in &mut chunks {
             let block: [u8; 32] = std::array::from_fn(|i| chunk[i] ^ wide[i]);
             out.extend_from_slice(&block);
@@ -177,7 +175,7 @@ pub(crate) fn unmask_into(out: &mut Vec<u8>, data: &[u8], mask: [u8; 4], offset:
     let rest = chunks.remainder();
     let start = out.len();
     out.extend_from_slice(rest);
-    xor_words(&mut out[start..], word);
+    xor_words(&mut out[start..], phased(mask, offset));
 }
 
 /// The header of an unmasked frame with a payload of `len` bytes, and its length.

@@ -61,7 +61,8 @@ mod tests {
             let first = buffer(20);
             let at = first.as_ptr();
             give_back(first);
-            assert_eq!(buffer(20).as_ptr(), at, "the same allocation again");
+            let again = buffer(20);
+            assert_eq!(again.as_ptr(), at, "the same allocation again");
 
             give_back(Vec::with_capacity(1000));
             assert!(buffer(20).capacity() < 1000, "a buffer far larger than the message is not handed out");
