@@ -121,47 +121,61 @@ pub(crate) fn parse_header(
     Ok(Some((Header { fin, rsv1, opcode, mask, len }, at + 4)))
 }
 
+/// The mask as a little-endian word, turned to the phase of payload byte `offset`
+/// (§5.3: byte i is XORed with mask[i % 4]): its bytes are mask[offset % 4], ...
+fn phased(mask: [u8; 4], offset: u64) -> u64 {
+    let word = u32::from_le_bytes(mask).rotate_right(8 * (offset % 4) as u32);
+    u64::from(word) * 0x1_0000_0001
+}
+
+/// XORs `data`, whose first byte is at the phase of `word`, a word and then a byte at
+/// a time: the tail of a payload, or all of a small one (most messages are a few
+/// dozen bytes, where a byte loop and its index arithmetic were most of the cost).
+fn xor_words(data: &mut [u8], word: u64) {
+    let mut words = data.chunks_exact_mut(8);
+    for chunk in &mut words {
+        let v = u64::from_le_bytes(chunk.try_into().unwrap_or_default()) ^ word;
+        chunk.copy_from_slice(&v.to_le_bytes());
+    }
+    for (b, m) in words.into_remainder().iter_mut().zip(word.to_le_bytes()) {
+        *b ^= m;
+    }
+}
+
 /// Unmasks (or masks) `data` in place; `offset` is how many payload bytes of the frame
 /// came before `data` (§5.3: byte i is XORed with mask[i % 4]).
 pub(crate) fn apply_mask(data: &mut [u8], mask: [u8; 4], offset: u64) {
     let shift = (offset % 4) as usize;
-    let mask = [mask[shift], mask[(shift + 1) % 4], mask[(shift + 2) % 4], mask[(shift + 3) % 4]];
     // 32 bytes at a time over a fixed-size array: the compiler turns it into vector
-    // XORs (SSE2 on any x86-64); then 8, then one by one.
-    let wide: [u8; 32] = std::array::from_fn(|i| mask[i % 4]);
+    // XORs (SSE2 on any x86-64); then 8, then one by one. 32 and 8 are multiples of
+    // 4: each step starts at the same phase of the mask.
+    let wide: [u8; 32] = std::array::from_fn(|i| mask[(i + shift) % 4]);
     let mut chunks = data.chunks_exact_mut(32);
     for chunk in &mut chunks {
         for (b, m) in chunk.iter_mut().zip(&wide) {
             *b ^= m;
         }
     }
-    let word = u64::from_ne_bytes([mask[0], mask[1], mask[2], mask[3], mask[0], mask[1], mask[2], mask[3]]);
-    let mut words = chunks.into_remainder().chunks_exact_mut(8);
-    for chunk in &mut words {
-        let v = u64::from_ne_bytes(chunk.try_into().unwrap_or_default()) ^ word;
-        chunk.copy_from_slice(&v.to_ne_bytes());
-    }
-    for (i, b) in words.into_remainder().iter_mut().enumerate() {
-        *b ^= mask[i % 4];
-    }
+    xor_words(chunks.into_remainder(), phased(mask, offset));
 }
 
 /// Appends `data` unmasked to `out`; `offset` as for [`apply_mask`]. One pass: each
 /// 32 bytes are XORed on their way into `out`.
 pub(crate) fn unmask_into(out: &mut Vec<u8>, data: &[u8], mask: [u8; 4], offset: u64) {
-    let shift = (offset % 4) as usize;
-    let wide: [u8; 32] = std::array::from_fn(|i| mask[(i + shift) % 4]);
     out.reserve(data.len());
     let mut chunks = data.chunks_exact(32);
-    for chunk in &mut chunks {
-        let block: [u8; 32] = std::array::from_fn(|i| chunk[i] ^ wide[i]);
-        out.extend_from_slice(&block);
+    if data.len() >= 32 {
+        let shift = (offset % 4) as usize;
+        let wide: [u8; 32] = std::array::from_fn(|i| mask[(i + shift) % 4]);
+        for chunk in &mut chunks {
+            let block: [u8; 32] = std::array::from_fn(|i| chunk[i] ^ wide[i]);
+            out.extend_from_slice(&block);
+        }
     }
     let rest = chunks.remainder();
     let start = out.len();
     out.extend_from_slice(rest);
-    // 32 is a multiple of 4: the remainder starts at the same phase of the mask.
-    apply_mask(&mut out[start..], mask, offset);
+    xor_words(&mut out[start..], phased(mask, offset));
 }
 
 /// The header of an unmasked frame with a payload of `len` bytes, and its length.
@@ -250,24 +264,29 @@ mod tests {
 
     #[test]
     fn masking_from_any_offset_matches_bytewise() {
-        let data: Vec<u8> = (0..77).collect();
-        for offset in 0..8u64 {
-            let mut fast = data.clone();
-            apply_mask(&mut fast, MASK, offset);
-            let slow: Vec<u8> = data.iter().enumerate().map(|(i, b)| b ^ MASK[(i + offset as usize) % 4]).collect();
-            assert_eq!(fast, slow, "offset {offset}");
+        // Every length to 77: the 32-byte, word and byte steps, and each mix of them.
+        for len in 0..=77u8 {
+            let data: Vec<u8> = (0..len).collect();
+            for offset in 0..8u64 {
+                let mut fast = data.clone();
+                apply_mask(&mut fast, MASK, offset);
+                let slow: Vec<u8> = data.iter().enumerate().map(|(i, b)| b ^ MASK[(i + offset as usize) % 4]).collect();
+                assert_eq!(fast, slow, "length {len}, offset {offset}");
+            }
         }
     }
 
     #[test]
     fn unmasking_while_copying_matches_in_place() {
-        let data: Vec<u8> = (0..101).collect();
-        for offset in 0..8u64 {
-            let mut in_place = data.clone();
-            apply_mask(&mut in_place, MASK, offset);
-            let mut copied = vec![7];
-            unmask_into(&mut copied, &data, MASK, offset);
-            assert_eq!(copied[1..], in_place[..], "offset {offset}");
+        for len in 0..=101u8 {
+            let data: Vec<u8> = (0..len).collect();
+            for offset in 0..8u64 {
+                let mut in_place = data.clone();
+                apply_mask(&mut in_place, MASK, offset);
+                let mut copied = vec![7];
+                unmask_into(&mut copied, &data, MASK, offset);
+                assert_eq!(copied[1..], in_place[..], "length {len}, offset {offset}");
+            }
         }
     }
 

@@ -21,6 +21,16 @@ impl Message {
     }
 }
 
+impl Message {
+    /// The payload's buffer.
+    pub(crate) fn into_bytes(self) -> Vec<u8> {
+        match self {
+            Message::Text(s) => s.into_bytes(),
+            Message::Binary(b) => b,
+        }
+    }
+}
+
 impl From<String> for Message {
     fn from(s: String) -> Self {
         Message::Text(s)

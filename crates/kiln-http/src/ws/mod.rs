@@ -7,6 +7,7 @@
 //! - `frame`: frame headers, masking; `close`: close codes and payloads;
 //!   `utf8`: incremental validation; `deflate`: negotiation and (de)compression;
 //! - `readbuf`: input lent a buffer only while there is some, so idle sockets hold none;
+//! - `spare`: small message buffers reused once sent;
 //! - `sender`: the bounded output queue; `receiver`: reading, reassembly, control
 //!   frames, heartbeat and close; `socket`: both together.
 
@@ -19,6 +20,7 @@ mod readbuf;
 mod receiver;
 mod sender;
 mod socket;
+mod spare;
 mod utf8;
 
 pub use close::{CloseCode, CloseFrame};

@@ -100,7 +100,10 @@ impl ReadBuf {
             return;
         }
         if let Some(data) = self.data.take() {
-            self.tail[..left].copy_from_slice(&data[self.pos..self.end]);
+            // Most often nothing is left: then there is nothing to copy.
+            if left > 0 {
+                self.tail[..left].copy_from_slice(&data[self.pos..self.end]);
+            }
             self.tail_len = left as u8;
             self.pos = 0;
             self.end = 0;
@@ -118,7 +121,9 @@ impl ReadBuf {
             None => {
                 let mut data = lend();
                 let len = usize::from(self.tail_len);
-                data[..len].copy_from_slice(&self.tail[..len]);
+                if len > 0 {
+                    data[..len].copy_from_slice(&self.tail[..len]);
+                }
                 self.tail_len = 0;
                 self.pos = 0;
                 self.end = len;

@@ -8,7 +8,7 @@
 use std::future::{Future, pending, poll_fn};
 use std::pin::{Pin, pin};
 use std::rc::Rc;
-use std::task::{Poll, Waker};
+use std::task::{Context, Poll, Waker, ready};
 
 use tokio::time::{Instant, Sleep, sleep_until, timeout_at};
 
@@ -18,6 +18,7 @@ use super::frame::{self, FrameError, Header, OpCode};
 use super::message::Message;
 use super::readbuf::ReadBuf;
 use super::sender::{Shared, WriteState};
+use super::spare;
 use super::utf8::Utf8Validator;
 use crate::drain::Drain;
 
@@ -30,6 +31,17 @@ enum Event {
 
 /// Why the connection is to be failed (RFC 6455 §7.1.7): the close code to send.
 type Fail = (CloseCode, &'static str);
+
+/// What [`WsReceiver::poll_step`] came to: all but a message need awaiting.
+enum Step {
+    Message(Message),
+    Done,
+    Control(OpCode),
+    Fail(Fail),
+    /// Something to write or a close under way: the full wait.
+    Wait,
+    Woke(Wake),
+}
 
 /// What ended a wait for input.
 enum Wake {
@@ -59,10 +71,10 @@ pub struct WsReceiver {
     inflater: Option<Box<Inflater>>,
     /// Fires after an interval of silence: first a ping, then 1011.
     heartbeat: Option<Pin<Box<Sleep>>>,
-    /// The waker the heartbeat last registered: while the task is the same and the
-    /// timer has not fired, polling it again would only register that waker again
-    /// (a hundred instructions a message).
-    heartbeat_waker: Option<Waker>,
+    /// The waker the heartbeat and the drain signal last registered: while the task
+    /// is the same and neither has fired, polling them again would only register
+    /// that waker again (a hundred and fifty instructions a message).
+    registered: Option<Waker>,
     heard: bool,
     pinged: bool,
     /// Set once our close frame is out: when we stop waiting for the peer's.
@@ -87,7 +99,7 @@ impl WsReceiver {
             control: Vec::new(),
             inflater: inflater.map(Box::new),
             heartbeat,
-            heartbeat_waker: None,
+            registered: None,
             heard: false,
             pinged: false,
             closing: None,
@@ -103,19 +115,48 @@ impl WsReceiver {
     /// heartbeat unanswered (1011), or the server draining (1001). Cancel-safe: a
     /// message half read is kept for the next call.
     pub async fn recv(&mut self) -> Option<Message> {
-        while !self.done {
+        loop {
+            match poll_fn(|cx| self.poll_step(cx)).await {
+                Step::Message(m) => return Some(m),
+                Step::Done => return None,
+                Step::Control(op) => self.on_control(op).await,
+                Step::Fail((code, reason)) => self.fail(code, reason).await,
+                Step::Wait => self.wait().await,
+                Step::Woke(wake) => self.on_wake(wake).await,
+            }
+        }
+    }
+
+    /// Parses what is buffered into the next step. While nothing is queued to send
+    /// and no close is under way (nearly always), the wait for input is polled here
+    /// too: a message read, parsed and returned in one poll, no future built for it.
+    fn poll_step(&mut self, cx: &mut Context<'_>) -> Poll<Step> {
+        loop {
+            if self.done {
+                return Poll::Ready(Step::Done);
+            }
             if self.closing.is_none() && self.shared.state.get() != WriteState::Open {
                 // The sender started the close handshake (or broke).
                 self.start_closing();
             }
             match self.next_event() {
-                Ok(Some(Event::Message(m))) => return Some(m),
-                Ok(Some(Event::Control(op))) => self.on_control(op).await,
-                Ok(None) => self.wait().await,
-                Err((code, reason)) => self.fail(code, reason).await,
+                Ok(Some(Event::Message(m))) => return Poll::Ready(Step::Message(m)),
+                Ok(Some(Event::Control(op))) => return Poll::Ready(Step::Control(op)),
+                Ok(None) => {}
+                Err(fail) => return Poll::Ready(Step::Fail(fail)),
+            }
+            if self.closing.is_some() || self.shared.queued() > 0 {
+                return Poll::Ready(Step::Wait);
+            }
+            let wake = match self.poll_read(cx) {
+                Poll::Ready(wake) => wake,
+                Poll::Pending => ready!(self.poll_timers(cx, true)),
+            };
+            match wake {
+                Wake::Read(n) if n > 0 => self.heard = true,
+                wake => return Poll::Ready(Step::Woke(wake)),
             }
         }
-        None
     }
 
     /// What the peer's close frame said, once it came.
@@ -153,8 +194,9 @@ impl WsReceiver {
                 self.control.extend_from_slice(payload);
             } else if self.closing.is_none() {
                 if self.msg.capacity() == 0 && header.fin {
-                    // A message in one frame: its buffer is made once, to size.
-                    self.msg = Vec::with_capacity(header.len.min(self.shared.config.max_message as u64) as usize);
+                    // A message in one frame: its buffer is made once, to size (or
+                    // one that carried a message sent since is reused).
+                    self.msg = spare::buffer(header.len.min(self.shared.config.max_message as u64) as usize);
                 }
                 self.take_payload(avail, &header, read, header.fin && complete)?;
             }
@@ -311,6 +353,11 @@ impl WsReceiver {
     /// message received.
     async fn wait(&mut self) {
         let wake = self.wake().await;
+        self.on_wake(wake).await;
+    }
+
+    /// Acts on what ended a wait.
+    async fn on_wake(&mut self, wake: Wake) {
         match wake {
             Wake::Read(0) | Wake::ReadError | Wake::CloseTimeout => self.finish().await,
             Wake::Read(_) => self.heard = true,
@@ -326,24 +373,20 @@ impl WsReceiver {
 
     /// What ends the wait; see [`wait`](Self::wait).
     async fn wake(&mut self) -> Wake {
-        let shared = &*self.shared;
+        // A clone, so that the flush may borrow it while `self` is polled.
+        let shared = Rc::clone(&self.shared);
         let queued = shared.queued() > 0;
         // A peer that does not read what we queue is not read from either, past the
         // bound: its pings cannot grow our queue without end.
         let can_read = shared.queued() <= shared.config.max_queue;
-        let closing = self.closing;
-        let (rbuf, heartbeat, heartbeat_waker, drain) =
-            (&mut self.rbuf, &mut self.heartbeat, &mut self.heartbeat_waker, &mut self.drain);
         // Neither future does anything until polled, and each is polled only when wanted.
         let mut flushing = pin!(async { if queued { shared.flush().await } else { pending().await } });
         // Boxed, and only once closing: a timer inline would sit in every idle socket.
-        let mut close_timer = closing.map(|at| Box::pin(sleep_until(at)));
+        let mut close_timer = self.closing.map(|at| Box::pin(sleep_until(at)));
         poll_fn(|cx| {
             if can_read {
-                match rbuf.poll_fill(&mut **shared.io.borrow_mut(), cx) {
-                    Poll::Ready(Ok(n)) => return Poll::Ready(Wake::Read(n)),
-                    Poll::Ready(Err(_)) => return Poll::Ready(Wake::ReadError),
-                    Poll::Pending => {}
+                if let Poll::Ready(wake) = self.poll_read(cx) {
+                    return Poll::Ready(wake);
                 }
             }
             if queued {
@@ -353,26 +396,42 @@ impl WsReceiver {
                     Poll::Pending => {}
                 }
             }
-            if let Some(timer) = heartbeat.as_mut() {
-                let registered = heartbeat_waker.as_ref().is_some_and(|w| w.will_wake(cx.waker()));
-                if !registered || timer.is_elapsed() {
-                    if timer.as_mut().poll(cx).is_ready() {
-                        *heartbeat_waker = None;
-                        return Poll::Ready(Wake::Heartbeat);
-                    }
-                    *heartbeat_waker = Some(cx.waker().clone());
-                }
-            }
             if let Some(timer) = close_timer.as_mut() {
                 if timer.as_mut().poll(cx).is_ready() {
                     return Poll::Ready(Wake::CloseTimeout);
                 }
-            } else if Pin::new(&mut *drain).poll(cx).is_ready() {
-                return Poll::Ready(Wake::Drain);
             }
-            Poll::Pending
+            self.poll_timers(cx, close_timer.is_none())
         })
         .await
+    }
+
+    /// Reads what the transport has.
+    fn poll_read(&mut self, cx: &mut Context<'_>) -> Poll<Wake> {
+        match self.rbuf.poll_fill(&mut **self.shared.io.borrow_mut(), cx) {
+            Poll::Ready(Ok(n)) => Poll::Ready(Wake::Read(n)),
+            Poll::Ready(Err(_)) => Poll::Ready(Wake::ReadError),
+            Poll::Pending => Poll::Pending,
+        }
+    }
+
+    /// The heartbeat, and the drain signal when `drain` (not once closing): each
+    /// polled only when it fired or the task's waker is not the one they hold.
+    fn poll_timers(&mut self, cx: &mut Context<'_>, drain: bool) -> Poll<Wake> {
+        let registered = self.registered.as_ref().is_some_and(|w| w.will_wake(cx.waker()));
+        if let Some(timer) = self.heartbeat.as_mut() {
+            if (!registered || timer.is_elapsed()) && timer.as_mut().poll(cx).is_ready() {
+                self.registered = None;
+                return Poll::Ready(Wake::Heartbeat);
+            }
+        }
+        if drain && (!registered || self.drain.is_draining()) && Pin::new(&mut self.drain).poll(cx).is_ready() {
+            return Poll::Ready(Wake::Drain);
+        }
+        if !registered {
+            self.registered = Some(cx.waker().clone());
+        }
+        Poll::Pending
     }
 
     /// The heartbeat's timer fired: all is well if the peer was heard since the last
@@ -382,7 +441,7 @@ impl WsReceiver {
         if let Some(timer) = &mut self.heartbeat {
             timer.as_mut().reset(Instant::now() + every);
             // Reset: polled again, to register afresh.
-            self.heartbeat_waker = None;
+            self.registered = None;
         }
         if std::mem::take(&mut self.heard) {
             self.pinged = false;

@@ -29,6 +29,7 @@ use super::config::WsConfig;
 use super::deflate::Deflater;
 use super::frame::{self, OpCode};
 use super::message::Message;
+use super::spare;
 use crate::upgrade::UpgradedIo;
 
 /// An output queue grown past this is freed once written, not kept for reuse: an
@@ -91,8 +92,9 @@ impl Shared {
     /// Sends a data message, compressed when deflate is on. With `cx` and nothing
     /// queued it goes out from where it lies: header and payload in one vectored
     /// write, no copy. What the socket does not take now (all of it without `cx`, or
-    /// on a transport that cannot write vectored, as TLS) is queued.
-    fn write_message(&self, msg: &Message, cx: Option<&mut Context<'_>>) {
+    /// on a transport that cannot write vectored, as TLS) is queued. Whether it all
+    /// went out and was flushed: then there is nothing left to flush.
+    fn write_message(&self, msg: &Message, cx: Option<&mut Context<'_>>) -> bool {
         let (opcode, payload) = match msg {
             Message::Text(s) => (OpCode::Text, s.as_bytes()),
             Message::Binary(b) => (OpCode::Binary, &b[..]),
@@ -107,29 +109,33 @@ impl Shared {
         };
         let (head, head_len) = frame::header(true, rsv1, opcode, payload.len());
         let head = &head[..head_len];
-        let sent = match cx {
+        let (sent, flushed) = match cx {
             Some(cx) if self.queued() == 0 => self.write_direct(cx, head, payload),
-            _ => 0,
+            _ => (0, false),
         };
-        let mut out = self.out.borrow_mut();
-        if sent < head.len() {
-            out.extend_from_slice(&head[sent..]);
-            out.extend_from_slice(payload);
-        } else {
-            out.extend_from_slice(&payload[sent - head.len()..]);
+        if sent < head.len() + payload.len() {
+            let mut out = self.out.borrow_mut();
+            if sent < head.len() {
+                out.extend_from_slice(&head[sent..]);
+                out.extend_from_slice(payload);
+            } else {
+                out.extend_from_slice(&payload[sent - head.len()..]);
+            }
         }
         if let Some((_, scratch)) = deflate.as_deref_mut() {
             if scratch.capacity() > KEEP_SCRATCH {
                 *scratch = Vec::new();
             }
         }
+        flushed
     }
 
-    /// One vectored write of a frame; how much of it the socket took.
-    fn write_direct(&self, cx: &mut Context<'_>, head: &[u8], payload: &[u8]) -> usize {
+    /// One vectored write of a frame, flushed if the socket took all of it: how much
+    /// it took, and whether that flush is done.
+    fn write_direct(&self, cx: &mut Context<'_>, head: &[u8], payload: &[u8]) -> (usize, bool) {
         let mut io = self.io.borrow_mut();
         if !io.is_write_vectored() {
-            return 0;
+            return (0, false);
         }
         let bufs = [IoSlice::new(head), IoSlice::new(payload)];
         match Pin::new(&mut **io).poll_write_vectored(cx, &bufs) {
@@ -137,10 +143,13 @@ impl Shared {
                 if n > 0 && self.waiting.get() > 0 {
                     self.progress.notify_waiters();
                 }
-                n
+                // A plain socket's flush does nothing, at once; a transport that
+                // buffers is still flushed before the send counts as done.
+                let all = n == head.len() + payload.len();
+                (n, all && matches!(Pin::new(&mut **io).poll_flush(cx), Poll::Ready(Ok(()))))
             }
             // An error shows again on the flush that follows.
-            Poll::Ready(Err(_)) | Poll::Pending => 0,
+            Poll::Ready(Err(_)) | Poll::Pending => (0, false),
         }
     }
 
@@ -317,12 +326,10 @@ impl WsSender {
         if self.shared.state.get() != WriteState::Open {
             return Err(SendError);
         }
-        poll_fn(|cx| {
-            self.shared.write_message(&msg, Some(cx));
-            Poll::Ready(())
-        })
-        .await;
-        self.shared.flush().await
+        let flushed = poll_fn(|cx| Poll::Ready(self.shared.write_message(&msg, Some(cx)))).await;
+        // Its bytes are out or queued: the buffer serves the next message received.
+        spare::give_back(msg.into_bytes());
+        if flushed { Ok(()) } else { self.shared.flush().await }
     }
 
     /// Queues a message without waiting, or hands it back when the queue is over its
@@ -337,6 +344,7 @@ impl WsSender {
             return Err(TrySendError::Full(msg));
         }
         self.shared.write_message(&msg, None);
+        spare::give_back(msg.into_bytes());
         Ok(())
     }
 
