@@ -168,6 +168,25 @@ impl RequestBytes {
         Ok(RequestBytes { head_len: parsed.len, bytes, head, peer, stream })
     }
 
+    /// Hands a streamed body to the service in chunks of these lengths (the rest, if
+    /// they fall short, as one more), as a connection would deliver it over several
+    /// reads. No effect on a buffered body.
+    pub fn stream_in_chunks(&mut self, lens: &[usize]) {
+        if self.stream.is_none() {
+            return;
+        }
+        let body = bytes::Bytes::copy_from_slice(&self.bytes[self.head_len..]);
+        let mut at = 0;
+        let mut chunks = Vec::with_capacity(lens.len() + 1);
+        for &len in lens {
+            let end = (at + len).min(body.len());
+            chunks.push(body.slice(at..end));
+            at = end;
+        }
+        chunks.push(body.slice(at..));
+        self.stream = Some(IncomingBody::from_chunks(chunks));
+    }
+
     /// The request, as a service would see it.
     pub fn request(&self) -> Request<'_> {
         match &self.stream {

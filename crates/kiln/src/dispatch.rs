@@ -107,14 +107,15 @@ struct Routed<S> {
 impl<S: 'static> Routed<S> {
     /// Routes the request (whose `path` the caller read once: it is validated text,
     /// not free) and starts its handler; rejections are rendered at once.
-    fn dispatch<'a>(&'a self, req: Request<'a>, path: &'a str, res: &'a mut Response) -> Dispatch<'a> {
+    /// Returns the index of the route that matched too (`None`: none did).
+    fn dispatch<'a>(&'a self, req: Request<'a>, path: &'a str, res: &'a mut Response) -> (Option<usize>, Dispatch<'a>) {
         let shared = &*self.shared;
-        let Some((endpoint, params)) = shared.router.at(path) else {
-            return self.miss(req, path, res);
+        let Some((index, endpoint, params)) = shared.router.at(path) else {
+            return (None, self.miss(req, path, res));
         };
         let Some(handler) = endpoint.handler(req.method()) else {
             shared.config.reject(&MethodNotAllowed::new(req.method(), &endpoint.allow).into(), res);
-            return Dispatch::Done;
+            return (Some(index), Dispatch::Done);
         };
         let cx = RequestContext {
             req,
@@ -123,7 +124,7 @@ impl<S: 'static> Routed<S> {
             state: &self.state,
             config: &shared.config,
         };
-        handler.start(&cx, res)
+        (Some(index), handler.start(&cx, res))
     }
 
     /// No pattern matched: redirect across a trailing slash, call the fallback, or 404.
@@ -165,53 +166,44 @@ impl<S: 'static> Routed<S> {
 }
 
 impl<S: 'static> Service for Routed<S> {
-    /// One flat future, whatever the app observes: a nested future per layer
-    /// (metrics, span, answer) made every request's future larger, and the engine
-    /// moves it (issue 25: 92 instructions a `/pong`).
+    /// Without a span (the common case, metrics or not), the answer is polled in
+    /// place: a nested future made every request's future larger, and the engine
+    /// moves it (issue 25: 92 instructions a `/pong`). With one, the answer runs inside
+    /// the request's span, entered once per poll: a `/pong` is answered in one poll,
+    /// so one enter and one exit (each a call into the subscriber), not one per stage.
     async fn call<'a>(&'a self, req: Request<'a>, res: &'a mut Response) {
         let path = req.path();
-        let config = &self.shared.config;
         let observed = self.observe(req, path);
-        let span = observed.as_ref().and_then(|o| o.span.as_ref());
-        let layers = &config.layers;
-        {
-            let dispatch = {
-                let entered = span.map(tracing::Span::enter);
-                if layers.before(req, path, res) {
-                    // A CORS preflight, answered and counted here.
-                    drop(entered);
-                    if let Some(observed) = observed {
-                        observed.finish(self.shared.router.index_of(path), res.status());
+        let route = match observed.as_ref().and_then(|o| o.span.as_ref()) {
+            None => {
+                let route = {
+                    let Some((route, dispatch)) = self.start(req, path, &mut *res) else {
+                        // A CORS preflight or a scrape: counted (but for the scrape) by
+                        // its route; rare, so routed again.
+                        if let Some(observed) = observed {
+                            observed.finish(self.shared.router.index_of(path), res.status());
+                        }
+                        return;
+                    };
+                    if let Dispatch::Running(handler) = dispatch {
+                        handler.await;
                     }
-                    return;
-                }
-                self.dispatch(req, path, &mut *res)
-            };
-            if let Dispatch::Running(mut handler) = dispatch {
-                match span {
-                    None => handler.await,
-                    Some(span) => {
-                        std::future::poll_fn(|cx| {
-                            let _entered = span.enter();
-                            handler.as_mut().poll(cx)
-                        })
-                        .await
-                    }
-                }
+                    route
+                };
+                self.end(req, path, res);
+                route
             }
-        }
-        {
-            let _entered = span.map(tracing::Span::enter);
-            if let Some(headers) = &config.secure_headers {
-                headers.apply(path, res);
+            Some(span) => {
+                let mut answer = std::pin::pin!(self.answer(req, path, &mut *res));
+                std::future::poll_fn(|cx| {
+                    let _entered = span.enter();
+                    answer.as_mut().poll(cx)
+                })
+                .await
             }
-            layers.after(req, path, res);
-            if res.status().is_server_error() {
-                tracing::warn!(target: "kiln::request", method = req.method(), path, "answered {}", res.status());
-            }
-        }
+        };
         if let Some(observed) = observed {
-            observed.finish(self.shared.router.index_of(path), res.status());
+            observed.finish(route, res.status());
         }
     }
 
@@ -245,6 +237,49 @@ impl Observed<'_> {
 }
 
 impl<S: 'static> Routed<S> {
+    /// Answers the request: the layers before, the handler, the layers after. Returns
+    /// the index of the route that matched (`None`: none did), for the metrics.
+    async fn answer<'a>(&'a self, req: Request<'a>, path: &'a str, res: &'a mut Response) -> Option<usize> {
+        let route = {
+            let Some((route, dispatch)) = self.start(req, path, &mut *res) else {
+                // A CORS preflight or a scrape; rare, so routed again.
+                return self.shared.router.index_of(path);
+            };
+            if let Dispatch::Running(handler) = dispatch {
+                handler.await;
+            }
+            route
+        };
+        self.end(req, path, res);
+        route
+    }
+
+    /// The layers before the handler, then routing: `None` when a layer answered (a
+    /// CORS preflight, a scrape), else the route's index and its handler.
+    fn start<'a>(
+        &'a self,
+        req: Request<'a>,
+        path: &'a str,
+        res: &'a mut Response,
+    ) -> Option<(Option<usize>, Dispatch<'a>)> {
+        if self.shared.config.layers.before(req, path, res) {
+            return None;
+        }
+        Some(self.dispatch(req, path, res))
+    }
+
+    /// The layers after the handler, and a 5xx's event.
+    fn end(&self, req: Request<'_>, path: &str, res: &mut Response) {
+        let config = &self.shared.config;
+        if let Some(headers) = &config.secure_headers {
+            headers.apply(path, res);
+        }
+        config.layers.after(req, path, res);
+        if res.status().is_server_error() {
+            tracing::warn!(target: "kiln::request", method = req.method(), path, "answered {}", res.status());
+        }
+    }
+
     /// `None` (the common case: nothing to do) unless the app serves metrics or
     /// wants request spans.
     fn observe<'c>(&'c self, req: Request<'_>, path: &str) -> Option<Observed<'c>> {
@@ -252,14 +287,19 @@ impl<S: 'static> Routed<S> {
         if self.counters.is_none() && !layers.request_spans {
             return None;
         }
-        let scrape = layers.metrics.as_ref().is_some_and(|m| m.is_scrape(req.method(), path));
+        let scrape = layers.metrics.as_ref().is_some_and(|m| m.is_scrape(req, path));
         let counted = match &self.counters {
             Some(counters) if !scrape => Some((&**counters, counters.started(), Instant::now())),
             _ => None,
         };
+        // A static callsite: the subscriber's interest is cached there, so a span it
+        // does not want costs a load and a compare, and is not kept (no enter, no
+        // nested future). The fields are borrowed; a subscriber formats them if it
+        // wants to.
         let span = layers
             .request_spans
-            .then(|| tracing::info_span!(target: "kiln::request", "request", method = req.method(), path = path));
+            .then(|| tracing::info_span!(target: "kiln::request", "request", method = req.method(), path))
+            .filter(|span| !span.is_disabled());
         Some(Observed { counted, span })
     }
 }

@@ -123,10 +123,13 @@ impl<S> Router<S> {
         Ok(Router { router, endpoints, fallback, streams })
     }
 
-    /// The endpoint whose pattern matches `path`, with the captured parameters.
-    pub(crate) fn at<'p>(&self, path: &'p str) -> Option<(&Endpoint<S>, matchit::Params<'_, 'p>)> {
+    /// The endpoint whose pattern matches `path`, with its index in
+    /// [`patterns`](Self::patterns)' order (the route id metrics count by, assigned
+    /// here at build time) and the captured parameters.
+    pub(crate) fn at<'p>(&self, path: &'p str) -> Option<(usize, &Endpoint<S>, matchit::Params<'_, 'p>)> {
         let matched = self.router.at(path).ok()?;
-        Some((&self.endpoints[*matched.value], matched.params))
+        let index = *matched.value;
+        Some((index, &self.endpoints[index], matched.params))
     }
 
     /// How the engine reads a request's body: streamed for a route registered with
@@ -135,7 +138,7 @@ impl<S> Router<S> {
         if !self.streams {
             return kiln_http::BodyMode::Buffer;
         }
-        let streamed = self.at(path).and_then(|(e, _)| e.streamed.iter().find(|(m, _)| m.as_str() == method));
+        let streamed = self.at(path).and_then(|(_, e, _)| e.streamed.iter().find(|(m, _)| m.as_str() == method));
         match streamed {
             Some(&(_, max_bytes)) => kiln_http::BodyMode::Stream { max_bytes },
             None => kiln_http::BodyMode::Buffer,

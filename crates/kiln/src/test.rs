@@ -160,6 +160,7 @@ impl<S: Service> TestClient<S> {
             target: target.to_string(),
             headers: Vec::new(),
             body: Vec::new(),
+            chunks: Vec::new(),
         }
     }
 }
@@ -178,6 +179,9 @@ pub struct TestRequest<'c, S> {
     target: String,
     headers: Vec<(String, String)>,
     body: Vec<u8>,
+    /// The lengths of the chunks a streamed body is handed over in
+    /// ([`body_chunks`](Self::body_chunks)); empty: one chunk.
+    chunks: Vec<usize>,
 }
 
 impl<S: Service> TestRequest<'_, S> {
@@ -190,6 +194,21 @@ impl<S: Service> TestRequest<'_, S> {
     /// Sets the body (and its `Content-Length`).
     pub fn body(mut self, body: impl Into<Vec<u8>>) -> Self {
         self.body = body.into();
+        self.chunks.clear();
+        self
+    }
+
+    /// Sets the body (and its `Content-Length`) as these chunks: a route whose body is
+    /// streamed ([`App::stream_body`](crate::App::stream_body)) reads them one at a
+    /// time from [`body_stream`](kiln_http::Request::body_stream), as from a client
+    /// whose upload arrives over several reads; any other route sees the whole body.
+    pub fn body_chunks<C: AsRef<[u8]>>(mut self, chunks: impl IntoIterator<Item = C>) -> Self {
+        self.body.clear();
+        self.chunks.clear();
+        for chunk in chunks {
+            self.body.extend_from_slice(chunk.as_ref());
+            self.chunks.push(chunk.as_ref().len());
+        }
         self
     }
 
@@ -281,7 +300,10 @@ impl<S: Service> TestRequest<'_, S> {
         let client = self.client;
         let service = Rc::clone(&client.service);
         let parsed = match RequestBytes::parse_for(bytes, peer, &client.limits, |req| service.body_mode(req)) {
-            Ok(parsed) => parsed,
+            Ok(mut parsed) => {
+                parsed.stream_in_chunks(&self.chunks);
+                parsed
+            }
             Err(refusal) => {
                 let mut res = Response::new();
                 refusal.render(&mut res);

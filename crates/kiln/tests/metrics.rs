@@ -132,6 +132,46 @@ fn every_workers_counters_are_merged_at_the_scrape() {
     serving.wait().unwrap();
 }
 
+#[derive(Route)]
+#[route("/pong")]
+struct Pong;
+
+async fn pong(_: Pong) -> &'static str {
+    "PONG"
+}
+
+#[test]
+fn counts_by_route_and_status_class_add_up_across_workers() {
+    // The route a request is counted by is the one the router matched (its index,
+    // fixed when the app is built), on whichever worker answered it.
+    let app = App::new(|_| ()).route(item).route(pong).metrics(Metrics::new());
+    let serving = kiln::serve(app, Server::new().listen("127.0.0.1:0").workers(2)).unwrap();
+    let addr = serving.local_addr();
+    for round in 0..12 {
+        assert_eq!(get(addr, "/pong").unwrap().status, 200);
+        let id = if round % 3 == 0 { 0 } else { round };
+        get(addr, &format!("/items/{id}")).unwrap();
+        if round % 4 == 0 {
+            assert_eq!(get(addr, "/nowhere").unwrap().status, 404);
+            let refused =
+                kiln_test_support::request(addr, "DELETE /pong HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+            assert_eq!(refused.unwrap().status, 405);
+        }
+    }
+    let (samples, _) = parse(get(addr, "/metrics").unwrap().text());
+    let count =
+        |route: &str, status: &str| sample(&samples, "kiln_requests_total", &[("route", route), ("status", status)]);
+    assert_eq!(count("/pong", "2xx"), 12.0);
+    // A method the route does not take is counted by the route it matched.
+    assert_eq!(count("/pong", "4xx"), 3.0);
+    assert_eq!(count("/items/{id}", "2xx"), 8.0);
+    assert_eq!(count("/items/{id}", "5xx"), 4.0);
+    assert_eq!(count("(unmatched)", "4xx"), 3.0);
+    assert_eq!(sample(&samples, "kiln_request_duration_seconds_count", &[]), 30.0);
+    serving.shutdown();
+    serving.wait().unwrap();
+}
+
 #[test]
 fn open_connections_database_queue_and_bus_lag_are_reported() {
     use std::io::{Read, Write};

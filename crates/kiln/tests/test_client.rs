@@ -139,3 +139,38 @@ fn the_servers_own_limits_apply_when_given() {
     }
     assert_eq!(req.send().status(), 431);
 }
+
+/// The body of a streamed route, as a handler reads it.
+struct BodyStream(kiln::http::IncomingBody);
+
+impl<S> kiln::FromRequest<S> for BodyStream {
+    fn from_request(cx: &kiln::RequestContext<'_, S>) -> Result<Self, kiln::rejection::Rejection> {
+        cx.request()
+            .body_stream()
+            .map(BodyStream)
+            .ok_or_else(|| kiln::rejection::InvalidBody::new("not streamed").into())
+    }
+}
+
+#[derive(Route)]
+#[route(POST, "/chunks")]
+struct Chunks;
+
+/// Answers with each chunk's length, as read.
+async fn chunks(_: Chunks, BodyStream(mut body): BodyStream) -> String {
+    let mut lens = Vec::new();
+    while let Ok(Some(chunk)) = body.chunk().await {
+        lens.push(chunk.len().to_string());
+    }
+    lens.join(",")
+}
+
+#[test]
+fn a_streamed_request_body_reaches_the_handler_in_the_chunks_given() {
+    let app = App::new(|_| ()).route(chunks).stream_body::<Chunks>(1024);
+    let mut c = TestClient::new(app);
+    let res = c.request("POST", &Chunks).body_chunks([&b"abc"[..], b"de", b"fghij"]).send();
+    assert_eq!(res.text(), "3,2,5");
+    // One body, one chunk, as before.
+    assert_eq!(c.request("POST", &Chunks).body("abcdefghij").send().text(), "10");
+}

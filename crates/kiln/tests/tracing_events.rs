@@ -43,7 +43,7 @@ impl Visit for Text {
 struct SpanText(String);
 
 #[derive(Clone, Default)]
-struct Capture(Arc<Mutex<Vec<Seen>>>);
+struct Capture(Arc<Mutex<Vec<Seen>>>, Arc<std::sync::atomic::AtomicUsize>);
 
 impl<S: Subscriber + for<'a> LookupSpan<'a>> Layer<S> for Capture {
     fn on_new_span(&self, attrs: &Attributes<'_>, id: &Id, cx: Context<'_, S>) {
@@ -52,6 +52,10 @@ impl<S: Subscriber + for<'a> LookupSpan<'a>> Layer<S> for Capture {
         if let Some(span) = cx.span(id) {
             span.extensions_mut().insert(SpanText(format!("{}{{{}}}", attrs.metadata().name(), text.0)));
         }
+    }
+
+    fn on_enter(&self, _: &Id, _: Context<'_, S>) {
+        self.1.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     }
 
     fn on_event(&self, event: &Event<'_>, cx: Context<'_, S>) {
@@ -77,6 +81,11 @@ impl Capture {
     fn take(&self) -> Vec<Seen> {
         std::mem::take(&mut self.0.lock().unwrap())
     }
+
+    /// Span enters so far.
+    fn enters(&self) -> usize {
+        self.1.load(std::sync::atomic::Ordering::Relaxed)
+    }
 }
 
 #[derive(Route)]
@@ -95,8 +104,21 @@ async fn db_down(_: DbDown) -> Result<&'static str, Rejection> {
     Err(kiln::db::Error::Unavailable("connection refused".into()))?
 }
 
+#[derive(Route)]
+#[route("/api/slow")]
+struct Slow;
+
+/// Answers over several polls, with an event after each wake.
+async fn slow(_: Slow) -> &'static str {
+    for round in 0..3 {
+        tokio::task::yield_now().await;
+        tracing::info!(target: "app", round, "resumed");
+    }
+    "done"
+}
+
 fn app() -> App<()> {
-    App::new(|_| ()).route(fail).route(db_down).cors(Cors::new().allow_origins(["https://app.example"]))
+    App::new(|_| ()).route(fail).route(db_down).route(slow).cors(Cors::new().allow_origins(["https://app.example"]))
 }
 
 #[test]
@@ -152,4 +174,29 @@ fn request_spans_carry_the_method_and_path() {
     let seen = capture.take();
     let answered = seen.iter().find(|s| s.target == "kiln::request").expect("the 5xx event");
     assert_eq!(answered.spans, [r#"request{method="GET" path="/api/fail"}"#], "{seen:?}");
+}
+
+#[test]
+fn a_request_span_is_entered_on_every_poll_of_its_handler() {
+    let capture = Capture::default();
+    let _guard = tracing::subscriber::set_default(tracing_subscriber::registry().with(capture.clone()));
+    let mut c = TestClient::new(app().request_spans());
+    assert_eq!(c.get(&Slow).text(), "done");
+    let seen = capture.take();
+    let resumed: Vec<&Seen> = seen.iter().filter(|s| s.target == "app").collect();
+    assert_eq!(resumed.len(), 3, "{seen:?}");
+    for event in resumed {
+        assert_eq!(event.spans, [r#"request{method="GET" path="/api/slow"}"#], "{seen:?}");
+    }
+}
+
+#[test]
+fn a_request_answered_in_one_poll_enters_its_span_once() {
+    // Each enter and exit is a call into the subscriber: the layers before the
+    // handler, the handler and the layers after share one.
+    let capture = Capture::default();
+    let _guard = tracing::subscriber::set_default(tracing_subscriber::registry().with(capture.clone()));
+    let mut c = TestClient::new(app().request_spans());
+    assert_eq!(c.get(&Fail).status(), 502);
+    assert_eq!(capture.enters(), 1);
 }

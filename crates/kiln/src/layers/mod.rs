@@ -33,7 +33,7 @@ impl Layers {
     /// is complete.
     pub(crate) fn before(&self, req: Request<'_>, path: &str, res: &mut Response) -> bool {
         if let Some(metrics) = &self.metrics {
-            if metrics.is_scrape(req.method(), path) {
+            if metrics.is_scrape(req, path) {
                 metrics.render(res);
                 return true;
             }
