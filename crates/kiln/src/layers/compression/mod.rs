@@ -2,12 +2,14 @@
 //! (brotli, zstd, gzip), as an `App` layer.
 
 mod encoder;
+mod gzip;
 mod negotiate;
+mod zstd_context;
 
 use kiln_http::{Request, Response, StatusCode};
 
 use super::headers::{has_token, response_header};
-use encoder::{Compressed, Encoder};
+use encoder::{Compressed, Encoder, compress};
 pub use negotiate::Encoding;
 use negotiate::negotiate;
 
@@ -144,7 +146,7 @@ impl Compression {
         add_vary(res);
         let Some(encoding) = negotiate(req.header("accept-encoding"), &self.encodings) else { return };
         if let Some(stream) = res.take_body_stream() {
-            match Encoder::new(encoding, &self.levels, 0) {
+            match Encoder::new(encoding, &self.levels, 0, None) {
                 Ok(encoder) => res.set_body_stream(Box::pin(Compressed::new(stream, encoder))),
                 Err(_) => {
                     res.set_body_stream(stream);
@@ -153,7 +155,7 @@ impl Compression {
             }
         } else {
             let Some(body) = res.body_bytes() else { return };
-            let compressed = Encoder::new(encoding, &self.levels, body.len() / 3).and_then(|e| e.compress(body));
+            let compressed = compress(encoding, &self.levels, body);
             match compressed {
                 // Already dense (a compressed blob under a text type): as it is.
                 Ok(compressed) if compressed.len() < body.len() => *res.body_mut() = compressed,
