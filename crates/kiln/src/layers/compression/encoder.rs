@@ -1,8 +1,9 @@
 //! One compressor per response, over a `Vec<u8>` that collects its output: a whole
 //! body at once, or a stream chunk by chunk, each chunk flushed so that what the
 //! handler produced reaches the client now (an update, a progress line), not when
-//! the compressor's block fills. gzip's deflate state comes from the worker's idle
-//! ones ([`super::gzip`]), zstd's context for a whole body is the worker's
+//! the compressor's block fills. A whole body in gzip is libdeflate's, in one call
+//! ([`super::gzip_bulk`]), a streamed one on a deflate state from the worker's idle
+//! ones ([`super::gzip`]); zstd's context for a whole body is the worker's
 //! ([`super::zstd_context`]); brotli's window is sized to a whole body.
 
 use std::io::{self, Write};
@@ -91,12 +92,7 @@ impl Encoder {
     }
 
     /// The whole of `body`, compressed.
-    pub(crate) fn compress(mut self, body: &[u8]) -> io::Result<Vec<u8>> {
-        if let Encoder::Gzip(gzip) = &mut self {
-            // One pass to the trailer: the whole input is here.
-            gzip.write(body, FlushCompress::Finish)?;
-            return Ok(gzip.take_output());
-        }
+    fn compress(mut self, body: &[u8]) -> io::Result<Vec<u8>> {
         self.write_all(body)?;
         self.finish()
     }
@@ -105,8 +101,9 @@ impl Encoder {
 /// The whole of `body` in `encoding` at its level.
 pub(crate) fn compress(encoding: Encoding, levels: &Levels, body: &[u8]) -> io::Result<Vec<u8>> {
     match encoding {
+        Encoding::Gzip => super::gzip_bulk::compress(levels.gzip, body),
         Encoding::Zstd => super::zstd_context::compress(levels.zstd, body),
-        _ => Encoder::new(encoding, levels, body.len() / 3, Some(body.len()))?.compress(body),
+        Encoding::Brotli => Encoder::new(encoding, levels, body.len() / 3, Some(body.len()))?.compress(body),
     }
 }
 

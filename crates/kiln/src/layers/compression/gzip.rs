@@ -1,27 +1,26 @@
-//! gzip from deflate states kept per worker and reused.
+//! gzip of streamed bodies, from deflate states kept per worker and reused (whole
+//! bodies are libdeflate's, [`super::gzip_bulk`]).
 //!
 //! A deflate state is about 320 KiB (zlib-rs: a 64 KiB window twice over, the chain
-//! and a 64 Ki-entry hash head, the pending buffer), zeroed when allocated: on the wiki
-//! page, setting one up cost more instructions than any step of compressing it but
-//! the match search. So each worker thread keeps a few idle states and `reset`s one
-//! for the next response (zlib's `deflateReset`: it clears the hash head and keeps the
-//! memory). Workers are current-thread runtimes and a whole body is compressed without
-//! an await, so one idle state serves every buffered response of a worker; streams
-//! hold theirs while they stream, and those past the bound are freed when done.
+//! and a 64 Ki-entry hash head, the pending buffer), zeroed when allocated: setting
+//! one up costs more instructions than compressing a page's worth but for the match
+//! search. So each worker thread keeps a few idle states and `reset`s one for the
+//! next stream (zlib's `deflateReset`: it clears the hash head and keeps the memory).
+//! Streams hold theirs while they stream, and those past the bound are freed when
+//! done.
 //!
 //! nginx shrinks the window of a body whose length it knows (`ngx_http_gzip_filter`)
-//! to spend less on that allocation; here the allocation is paid once per worker, and
-//! zlib-rs's hash head has 64 Ki entries whatever the window, so the full 32 KiB
-//! window costs a small body nothing more per response.
+//! to spend less on that allocation; a stream's length is not known, and zlib-rs's
+//! hash head has 64 Ki entries whatever the window.
 
 use std::cell::RefCell;
 use std::io;
 
 use flate2::{Compress, FlushCompress, Status};
 
-/// Idle states a worker keeps (each about 320 KiB): enough for the buffered responses,
-/// which compress one at a time, plus a stream. Past it the longest idle is freed, so
-/// that the pool follows the levels in use.
+/// Idle states a worker keeps (each about 320 KiB): enough for streams that end one
+/// after another, of up to two levels. Past it the longest idle is freed, so that the
+/// pool follows the levels in use.
 const MAX_IDLE: usize = 2;
 /// 32 KiB, deflate's largest window.
 const WINDOW_BITS: u8 = 15;
@@ -43,6 +42,8 @@ pub(crate) struct Gzip {
 
 impl Gzip {
     pub(crate) fn new(level: u32, capacity: usize) -> Gzip {
+        // zlib has no level past 9, its best; zlib-rs would refuse one.
+        let level = level.min(flate2::Compression::best().level());
         let idle = IDLE.try_with(|idle| {
             let mut idle = idle.borrow_mut();
             let at = idle.iter().rposition(|(l, _)| *l == level)?;

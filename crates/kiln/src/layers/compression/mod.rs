@@ -3,6 +3,7 @@
 
 mod encoder;
 mod gzip;
+mod gzip_bulk;
 mod negotiate;
 mod zstd_context;
 
@@ -22,7 +23,9 @@ pub const DEFAULT_COMPRESSION_MIN_SIZE: usize = 512;
 /// much as the bytes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Levels {
-    /// gzip, 0–9 (default 4).
+    /// gzip, 0–9 (default 4), zlib's levels: a whole body is compressed by libdeflate
+    /// at its level of the same number (tuned to match zlib's ratio, faster), a
+    /// streamed one by zlib-rs. Past 9 counts as 9.
     pub gzip: u32,
     /// Brotli quality, 0–11 (default 4: smaller than gzip's 9 at about gzip's 5's cost).
     pub brotli: u32,
