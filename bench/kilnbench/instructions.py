@@ -7,6 +7,7 @@ quiet machine (`bench/run --servers kiln,kiln-base --baseline ...`); but a chang
 3 % of instructions to a page shows here, in the change that adds them.
 
     python3 -m kilnbench.instructions OLD_BINARY NEW_BINARY [--path /pages/tour] [--requests 300]
+    python3 -m kilnbench.instructions OLD NEW --header 'Accept-Encoding: gzip'   # a compressed page
 
 Each binary runs with one worker on a fresh SQLite file, pinned to CPU 0; after a warm-up,
 callgrind counts from the first of `--requests` requests, sent `--conns` at a time on
@@ -40,23 +41,46 @@ def callgrind_total(text: str) -> int:
 
 
 def response_length(buf: bytes) -> int | None:
-    """How many bytes of `buf` the first whole response takes (head and Content-Length
-    body), or None if it is not all there yet."""
+    """How many bytes of `buf` the first whole response takes (head and a Content-Length or
+    chunked body), or None if it is not all there yet."""
     end = buf.find(b"\r\n\r\n")
     if end < 0:
         return None
-    length = 0
+    length, chunked = 0, False
     for line in buf[:end].split(b"\r\n")[1:]:
         name, _, value = line.partition(b":")
-        if name.strip().lower() == b"content-length":
+        name = name.strip().lower()
+        if name == b"content-length":
             length = int(value)
+        elif name == b"transfer-encoding":
+            chunked = value.strip().lower() == b"chunked"
+    if chunked:
+        return chunked_end(buf, end + 4)
     total = end + 4 + length
     return total if len(buf) >= total else None
 
 
-def drive(port: int, path: str, requests: int, conns: int) -> int:
-    """Sends `requests` GETs, `conns` at a time; returns how many were not 200."""
-    request = f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n\r\n".encode()
+def chunked_end(buf: bytes, at: int) -> int | None:
+    """Where the chunked body that starts at `at` ends (its last chunk and empty trailer), or
+    None if it is not all there yet."""
+    while True:
+        line_end = buf.find(b"\r\n", at)
+        if line_end < 0:
+            return None
+        size = int(buf[at:line_end].split(b";")[0], 16)
+        at = line_end + 2
+        if size == 0:
+            return at + 2 if len(buf) >= at + 2 else None
+        at += size + 2
+        if len(buf) < at:
+            return None
+
+
+def drive(port: int, path: str, requests: int, conns: int, headers: tuple[str, ...] = ()) -> int:
+    """Sends `requests` GETs with `headers` (`Name: value` lines), `conns` at a time; returns
+    how many were not 200."""
+    extra = "".join(f"{h}\r\n" for h in headers)
+    request = f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n{extra}\r\n".encode()
     socks = [socket.create_connection(("127.0.0.1", port), timeout=60) for _ in range(conns)]
     bufs = [b""] * conns
     bad = sent = 0
@@ -86,8 +110,10 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def count(binary: Path, path: str, requests: int, conns: int, warmup: int, env: dict[str, str] | None = None) -> float:
-    """Instructions per request of `binary` serving `path`, with `env` added to its environment."""
+def count(binary: Path, path: str, requests: int, conns: int, warmup: int, env: dict[str, str] | None = None,
+          headers: tuple[str, ...] = ()) -> float:
+    """Instructions per request of `binary` serving `path` to requests carrying `headers`, with
+    `env` added to its environment."""
     with tempfile.TemporaryDirectory(prefix="kiln-instructions-") as tmp:
         port, out = free_port(), Path(tmp) / "callgrind.out"
         argv = [
@@ -100,16 +126,16 @@ def count(binary: Path, path: str, requests: int, conns: int, warmup: int, env: 
             deadline = time.monotonic() + START_TIMEOUT_S
             while True:
                 try:
-                    drive(port, path, 1, 1)
+                    drive(port, path, 1, 1, headers)
                     break
                 except OSError:
                     if time.monotonic() > deadline or server.poll() is not None:
                         raise RuntimeError(f"{binary} did not answer on port {port}") from None
                     time.sleep(0.5)
-            drive(port, path, warmup, conns)
+            drive(port, path, warmup, conns, headers)
             control = ["callgrind_control"]
             subprocess.run([*control, "--instr=on", str(server.pid)], check=True, capture_output=True)
-            bad = drive(port, path, requests, conns)
+            bad = drive(port, path, requests, conns, headers)
             subprocess.run([*control, "--dump", str(server.pid)], check=True, capture_output=True)
             if bad:
                 raise RuntimeError(f"{binary}: {bad} of {requests} answers to {path} were not 200")
@@ -142,6 +168,8 @@ def main(argv: list[str]) -> int:
         "--new-env", action="append", default=[], metavar="KEY=VALUE",
         help="set for the new binary only, repeatable: the same binary with a feature on, e.g. KILN_METRICS=1",
     )  # fmt: skip
+    p.add_argument("--header", action="append", default=[], metavar="'NAME: VALUE'",
+                   help="sent with every request to both binaries, repeatable: e.g. 'Accept-Encoding: br'")  # fmt: skip
     args = p.parse_args(argv)
     missing = [t for t in ("valgrind", "callgrind_control", "taskset") if not shutil.which(t)]
     if missing:
@@ -150,8 +178,9 @@ def main(argv: list[str]) -> int:
     new_env = dict(kv.split("=", 1) for kv in args.new_env)
     worse = False
     for path in args.path or ["/pages/tour"]:
-        old = count(args.old, path, args.requests, args.conns, args.warmup)
-        new = count(args.new, path, args.requests, args.conns, args.warmup, new_env)
+        headers = tuple(args.header)
+        old = count(args.old, path, args.requests, args.conns, args.warmup, headers=headers)
+        new = count(args.new, path, args.requests, args.conns, args.warmup, new_env, headers)
         line = verdict(old, new)
         worse |= "REGRESSION" in line
         print(f"{path}: old {old:,.0f}  new {new:,.0f} instructions per request; {line}", flush=True)

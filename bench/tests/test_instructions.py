@@ -48,6 +48,13 @@ class ResponseTest(unittest.TestCase):
         self.assertEqual(response_length(b"HTTP/1.1 204 No\r\ncontent-length:0\r\n\r\n"), 37)
         self.assertEqual(response_length(b"HTTP/1.1 304 No\r\n\r\nnext"), 19)
 
+    def test_a_chunked_body_ends_at_its_last_chunk(self):
+        head = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
+        body = b"5\r\nhello\r\n3;x=y\r\nabc\r\n0\r\n\r\n"
+        self.assertEqual(response_length(head + body + b"HTTP/1.1"), len(head) + len(body))
+        for cut in range(len(body)):
+            self.assertIsNone(response_length(head + body[:cut]), cut)
+
 
 class VerdictTest(unittest.TestCase):
     def test_more_than_three_percent_more_is_a_regression(self):

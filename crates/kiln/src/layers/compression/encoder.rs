@@ -1,48 +1,63 @@
 //! One compressor per response, over a `Vec<u8>` that collects its output: a whole
 //! body at once, or a stream chunk by chunk, each chunk flushed so that what the
 //! handler produced reaches the client now (an update, a progress line), not when
-//! the compressor's block fills.
+//! the compressor's block fills. A whole body in gzip is libdeflate's, in one call
+//! ([`super::gzip_bulk`]), a streamed one on a deflate state from the worker's idle
+//! ones ([`super::gzip`]); zstd's context for a whole body is the worker's
+//! ([`super::zstd_context`]); brotli's window is sized to a whole body.
 
 use std::io::{self, Write};
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
+use flate2::FlushCompress;
 use futures_core::Stream;
 use kiln_http::{BodyStream, Bytes};
 
 use super::Levels;
+use super::gzip::Gzip;
 use super::negotiate::Encoding;
 
-/// Brotli's window: 1 MiB, past the size of any page, and a fraction of the memory
-/// the 16 MiB maximum would hold per response.
+/// Brotli's largest window here: 1 MiB, past the size of any page, and a fraction of
+/// the memory the 16 MiB maximum would hold per response.
 const BROTLI_WINDOW_BITS: u32 = 20;
+/// Brotli's smallest window (RFC 7932 §9.1: WBITS 10..=24).
+const BROTLI_MIN_WINDOW_BITS: u32 = 10;
 /// Brotli's own input buffer.
 const BROTLI_BUFFER: usize = 4096;
 
 pub(crate) enum Encoder {
-    Gzip(flate2::write::GzEncoder<Vec<u8>>),
+    Gzip(Gzip),
     Brotli(Box<brotli::CompressorWriter<Vec<u8>>>),
     Zstd(zstd::stream::write::Encoder<'static, Vec<u8>>),
 }
 
 impl Encoder {
-    pub(crate) fn new(encoding: Encoding, levels: &Levels, capacity: usize) -> io::Result<Encoder> {
-        let out = Vec::with_capacity(capacity);
+    /// An encoder whose output starts with room for `capacity` bytes; `body_len` is
+    /// the length of the whole body when known (not a stream).
+    pub(crate) fn new(
+        encoding: Encoding,
+        levels: &Levels,
+        capacity: usize,
+        body_len: Option<usize>,
+    ) -> io::Result<Encoder> {
         Ok(match encoding {
-            Encoding::Gzip => Encoder::Gzip(flate2::write::GzEncoder::new(out, flate2::Compression::new(levels.gzip))),
+            Encoding::Gzip => Encoder::Gzip(Gzip::new(levels.gzip, capacity)),
             Encoding::Brotli => Encoder::Brotli(Box::new(brotli::CompressorWriter::new(
-                out,
+                Vec::with_capacity(capacity),
                 BROTLI_BUFFER,
                 levels.brotli,
-                BROTLI_WINDOW_BITS,
+                brotli_window_bits(body_len),
             ))),
-            Encoding::Zstd => Encoder::Zstd(zstd::stream::write::Encoder::new(out, levels.zstd)?),
+            Encoding::Zstd => {
+                Encoder::Zstd(zstd::stream::write::Encoder::new(Vec::with_capacity(capacity), levels.zstd)?)
+            }
         })
     }
 
     fn write_all(&mut self, data: &[u8]) -> io::Result<()> {
         match self {
-            Encoder::Gzip(e) => e.write_all(data),
+            Encoder::Gzip(e) => e.write(data, FlushCompress::None),
             Encoder::Brotli(e) => e.write_all(data),
             Encoder::Zstd(e) => e.write_all(data),
         }
@@ -51,7 +66,7 @@ impl Encoder {
     /// Ends the current block so that everything written so far can be decoded.
     fn flush(&mut self) -> io::Result<()> {
         match self {
-            Encoder::Gzip(e) => e.flush(),
+            Encoder::Gzip(e) => e.write(&[], FlushCompress::Sync),
             Encoder::Brotli(e) => e.flush(),
             Encoder::Zstd(e) => e.flush(),
         }
@@ -60,7 +75,7 @@ impl Encoder {
     /// The output so far, taken out.
     fn take_output(&mut self) -> Vec<u8> {
         let out = match self {
-            Encoder::Gzip(e) => e.get_mut(),
+            Encoder::Gzip(e) => return e.take_output(),
             Encoder::Brotli(e) => e.get_mut(),
             Encoder::Zstd(e) => e.get_mut(),
         };
@@ -77,10 +92,28 @@ impl Encoder {
     }
 
     /// The whole of `body`, compressed.
-    pub(crate) fn compress(mut self, body: &[u8]) -> io::Result<Vec<u8>> {
+    fn compress(mut self, body: &[u8]) -> io::Result<Vec<u8>> {
         self.write_all(body)?;
         self.finish()
     }
+}
+
+/// The whole of `body` in `encoding` at its level.
+pub(crate) fn compress(encoding: Encoding, levels: &Levels, body: &[u8]) -> io::Result<Vec<u8>> {
+    match encoding {
+        Encoding::Gzip => super::gzip_bulk::compress(levels.gzip, body),
+        Encoding::Zstd => super::zstd_context::compress(levels.zstd, body),
+        Encoding::Brotli => Encoder::new(encoding, levels, body.len() / 3, Some(body.len()))?.compress(body),
+    }
+}
+
+/// The window for a body of `len` bytes: the smallest that holds all of it (a larger
+/// one finds no more matches in it), as nginx sizes zlib's for a known length; the
+/// largest for a stream.
+fn brotli_window_bits(len: Option<usize>) -> u32 {
+    let Some(len) = len else { return BROTLI_WINDOW_BITS };
+    // RFC 7932 §9.1: the window is (1 << WBITS) - 16 bytes.
+    (BROTLI_MIN_WINDOW_BITS..BROTLI_WINDOW_BITS).find(|bits| (1usize << bits) - 16 >= len).unwrap_or(BROTLI_WINDOW_BITS)
 }
 
 /// A streamed body, compressed as it streams: each chunk of the inner stream is
@@ -206,7 +239,7 @@ mod tests {
     fn each_chunk_decodes_before_the_next_is_produced() {
         for encoding in [Encoding::Gzip, Encoding::Brotli, Encoding::Zstd] {
             let script = Script(VecDeque::from([Some("data: one\n\n"), None, Some("data: two\n\n"), None]));
-            let encoder = Encoder::new(encoding, &Levels::default(), 0).unwrap();
+            let encoder = Encoder::new(encoding, &Levels::default(), 0, None).unwrap();
             let mut stream = Compressed::new(Box::pin(script), encoder);
             let mut decoder = Decoder::new(encoding);
             let Poll::Ready(Some(Ok(first))) = poll(&mut stream) else { panic!("{encoding:?}: no first chunk") };
@@ -223,6 +256,31 @@ mod tests {
                 rest.extend_from_slice(&chunk);
             }
             assert_eq!(decoder.feed(&rest), "data: one\n\ndata: two\n\n", "{encoding:?}");
+        }
+    }
+
+    #[test]
+    fn brotlis_window_is_the_smallest_that_holds_the_body() {
+        assert_eq!(brotli_window_bits(None), 20);
+        assert_eq!(brotli_window_bits(Some(0)), 10);
+        assert_eq!(brotli_window_bits(Some(1008)), 10);
+        assert_eq!(brotli_window_bits(Some(1009)), 11);
+        assert_eq!(brotli_window_bits(Some(18_689)), 15);
+        assert_eq!(brotli_window_bits(Some(1 << 20)), 20);
+        assert_eq!(brotli_window_bits(Some(usize::MAX)), 20);
+    }
+
+    #[test]
+    fn whole_bodies_round_trip_in_every_coding_and_size() {
+        let page: String = (0..3000).map(|i| format!("<li>item {i}</li>")).collect();
+        for len in [0, 1, 700, 1009, 20_000, page.len()] {
+            let body = &page.as_bytes()[..len];
+            for encoding in [Encoding::Gzip, Encoding::Brotli, Encoding::Zstd] {
+                let compressed = compress(encoding, &Levels::default(), body);
+                let mut decoder = Decoder::new(encoding);
+                let text = decoder.feed(&compressed.unwrap());
+                assert_eq!(text.as_bytes(), body, "{encoding:?} {len}");
+            }
         }
     }
 }

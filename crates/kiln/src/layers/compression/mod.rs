@@ -2,12 +2,15 @@
 //! (brotli, zstd, gzip), as an `App` layer.
 
 mod encoder;
+mod gzip;
+mod gzip_bulk;
 mod negotiate;
+mod zstd_context;
 
 use kiln_http::{Request, Response, StatusCode};
 
 use super::headers::{has_token, response_header};
-use encoder::{Compressed, Encoder};
+use encoder::{Compressed, Encoder, compress};
 pub use negotiate::Encoding;
 use negotiate::negotiate;
 
@@ -20,7 +23,9 @@ pub const DEFAULT_COMPRESSION_MIN_SIZE: usize = 512;
 /// much as the bytes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Levels {
-    /// gzip, 0–9 (default 4).
+    /// gzip, 0–9 (default 4), zlib's levels: a whole body is compressed by libdeflate
+    /// at its level of the same number (tuned to match zlib's ratio, faster), a
+    /// streamed one by zlib-rs. Past 9 counts as 9.
     pub gzip: u32,
     /// Brotli quality, 0–11 (default 4: smaller than gzip's 9 at about gzip's 5's cost).
     pub brotli: u32,
@@ -144,7 +149,7 @@ impl Compression {
         add_vary(res);
         let Some(encoding) = negotiate(req.header("accept-encoding"), &self.encodings) else { return };
         if let Some(stream) = res.take_body_stream() {
-            match Encoder::new(encoding, &self.levels, 0) {
+            match Encoder::new(encoding, &self.levels, 0, None) {
                 Ok(encoder) => res.set_body_stream(Box::pin(Compressed::new(stream, encoder))),
                 Err(_) => {
                     res.set_body_stream(stream);
@@ -153,7 +158,7 @@ impl Compression {
             }
         } else {
             let Some(body) = res.body_bytes() else { return };
-            let compressed = Encoder::new(encoding, &self.levels, body.len() / 3).and_then(|e| e.compress(body));
+            let compressed = compress(encoding, &self.levels, body);
             match compressed {
                 // Already dense (a compressed blob under a text type): as it is.
                 Ok(compressed) if compressed.len() < body.len() => *res.body_mut() = compressed,
