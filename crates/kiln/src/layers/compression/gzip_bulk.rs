@@ -28,30 +28,42 @@ use libdeflater::{CompressionLvl, Compressor};
 const MAX_KEPT: usize = 2;
 /// zlib's best level, the largest kiln's gzip level means.
 const MAX_LEVEL: u32 = 9;
+/// The largest output room a worker keeps from one body to the next, a page's worth:
+/// room allocated for each body would be zeroed for each (the bound is a little over
+/// the body's length, and libdeflater writes into an initialised slice), which cost
+/// about 1 % of the wiki page's instructions. A larger body gets room of its own.
+const MAX_SCRATCH: usize = 256 * 1024;
+
+/// What a worker keeps between bodies.
+struct Kept {
+    /// The compressors and their levels, the most recently used last.
+    compressors: Vec<(u32, Compressor)>,
+    /// Output room, at most [`MAX_SCRATCH`] bytes.
+    scratch: Vec<u8>,
+}
 
 thread_local! {
-    /// The worker's compressors and their levels, the most recently used last.
-    static KEPT: RefCell<Vec<(u32, Compressor)>> = const { RefCell::new(Vec::new()) };
+    static KEPT: RefCell<Kept> = const { RefCell::new(Kept { compressors: Vec::new(), scratch: Vec::new() }) };
 }
 
 /// `body` as one gzip member (RFC 1952) at zlib's `level`.
 pub(crate) fn compress(level: u32, body: &[u8]) -> io::Result<Vec<u8>> {
     let level = level.min(MAX_LEVEL);
     let kept = KEPT.try_with(|kept| {
-        let mut kept = kept.borrow_mut();
-        let compressor = match kept.iter().position(|(l, _)| *l == level) {
-            Some(at) => kept.remove(at).1,
+        let Kept { compressors, scratch } = &mut *kept.borrow_mut();
+        let compressor = match compressors.iter().position(|(l, _)| *l == level) {
+            Some(at) => compressors.remove(at).1,
             None => new_compressor(level),
         };
-        if kept.len() == MAX_KEPT {
-            kept.remove(0);
+        if compressors.len() == MAX_KEPT {
+            compressors.remove(0);
         }
-        kept.push((level, compressor));
-        let (_, compressor) = kept.last_mut().expect("pushed above");
-        gzip(compressor, body)
+        compressors.push((level, compressor));
+        let (_, compressor) = compressors.last_mut().expect("pushed above");
+        gzip(compressor, body, scratch)
     });
-    // A thread being torn down has no compressors left: one for this body alone.
-    kept.unwrap_or_else(|_| gzip(&mut new_compressor(level), body))
+    // A thread being torn down has nothing kept: a compressor for this body alone.
+    kept.unwrap_or_else(|_| gzip(&mut new_compressor(level), body, &mut Vec::new()))
 }
 
 fn new_compressor(level: u32) -> Compressor {
@@ -59,16 +71,24 @@ fn new_compressor(level: u32) -> Compressor {
     Compressor::new(level)
 }
 
-fn gzip(compressor: &mut Compressor, body: &[u8]) -> io::Result<Vec<u8>> {
+fn gzip(compressor: &mut Compressor, body: &[u8], scratch: &mut Vec<u8>) -> io::Result<Vec<u8>> {
     // libdeflate's bound holds any input whatever its content (stored blocks at
     // worst), so the one call cannot run out of room.
-    let mut out = vec![0; compressor.gzip_compress_bound(body.len())];
-    let len = compressor.gzip_compress(body, &mut out).map_err(io::Error::other)?;
-    out.truncate(len);
-    // The bound is about the body's own length; what compression saved goes back
-    // rather than being held while the response is sent.
-    out.shrink_to_fit();
-    Ok(out)
+    let bound = compressor.gzip_compress_bound(body.len());
+    if bound > MAX_SCRATCH {
+        let mut out = vec![0; bound];
+        let len = compressor.gzip_compress(body, &mut out).map_err(io::Error::other)?;
+        out.truncate(len);
+        // What compression saved goes back rather than being held while the
+        // response is sent.
+        out.shrink_to_fit();
+        return Ok(out);
+    }
+    if scratch.len() < bound {
+        scratch.resize(bound, 0);
+    }
+    let len = compressor.gzip_compress(body, &mut scratch[..bound]).map_err(io::Error::other)?;
+    Ok(scratch[..len].to_vec())
 }
 
 #[cfg(test)]
@@ -84,7 +104,11 @@ mod tests {
     }
 
     fn kept_levels() -> Vec<u32> {
-        KEPT.with(|kept| kept.borrow().iter().map(|(l, _)| *l).collect())
+        KEPT.with(|kept| kept.borrow().compressors.iter().map(|(l, _)| *l).collect())
+    }
+
+    fn scratch_len() -> usize {
+        KEPT.with(|kept| kept.borrow().scratch.len())
     }
 
     /// Incompressible bytes (xorshift).
@@ -139,6 +163,22 @@ mod tests {
         assert!(sizes[0] >= sizes[1] && sizes[1] >= sizes[2] && sizes[0] > sizes[2], "{sizes:?}");
         // Level 0 stores: larger than the body.
         assert!(compress(0, page.as_bytes()).unwrap().len() > page.len());
+    }
+
+    #[test]
+    fn the_output_room_kept_is_bounded() {
+        let small = "<p>small</p>".repeat(1000);
+        let large = noise(MAX_SCRATCH + 1);
+        let a = compress(4, small.as_bytes()).unwrap();
+        let kept = scratch_len();
+        assert!(kept >= small.len() && kept <= MAX_SCRATCH, "{kept}");
+        // A body past the bound gets room of its own; the kept room is unchanged.
+        assert_eq!(gunzip(&compress(4, &large).unwrap()), large);
+        assert_eq!(scratch_len(), kept);
+        // Reused room: a body after a larger one is not mixed with what was there.
+        let tiny = compress(4, b"<p>tiny</p>").unwrap();
+        assert_eq!(gunzip(&tiny), b"<p>tiny</p>");
+        assert_eq!(compress(4, small.as_bytes()).unwrap(), a);
     }
 
     #[test]
