@@ -22,7 +22,7 @@ const BODY_TIMEOUT: Rejection =
 const TOO_LARGE: Rejection =
     Rejection { status: http::StatusCode::PAYLOAD_TOO_LARGE, reason: "request body too large" };
 
-impl<S: Service, T: Transport> Conn<'_, S, T> {
+impl<S: Service, T: Transport> Conn<S, T> {
     /// Asks for early hints on new streams, and calls the service (or answers the
     /// refusal) for every request made whole.
     pub(super) fn start_calls(&mut self, cx: &mut Context<'_>) {
@@ -109,7 +109,7 @@ impl<S: Service, T: Transport> Conn<'_, S, T> {
     fn respond(&mut self, index: usize, cx: &mut Context<'_>) {
         let date = self.worker.date();
         let common = Common { date: &date, hsts: self.hsts.as_deref() };
-        self.state.respond(index, self.worker, &common, cx);
+        self.state.respond(index, &self.worker, &common, cx);
     }
 
     /// The earliest deadline of a stream: a body that must arrive, a window held shut.
@@ -152,7 +152,7 @@ impl<S: Service, T: Transport> Conn<'_, S, T> {
                 stream.deadline = None;
                 match stream.phase {
                     Phase::Sending(_) => {
-                        self.state.stalled(index, self.worker);
+                        self.state.stalled(index, &self.worker);
                         continue;
                     }
                     Phase::Receiving if stream.recv_open && stream.refused.is_none() => {

@@ -22,6 +22,7 @@ mod send;
 pub(crate) mod state;
 mod stream;
 
+use std::future::Future;
 use std::net::SocketAddr;
 use std::rc::Rc;
 use std::time::Duration;
@@ -35,28 +36,28 @@ use crate::worker::Worker;
 
 /// Serves one HTTP/2 connection (its preface not yet read) until it closes.
 /// `slot` is the one `Worker::open_connection` gave it; it is closed here.
-pub(crate) async fn serve<S: Service, T: Transport>(
+///
+/// Not an `async fn`: an async fn's arguments stay in its future beside the locals
+/// they are moved into, and this future is what every idle connection holds. The
+/// connection is built here and the future only owns it.
+pub(crate) fn serve<S: Service, T: Transport>(
     io: T,
     peer: SocketAddr,
     service: Rc<S>,
     worker: Rc<Worker>,
     slot: usize,
-) {
+) -> impl Future<Output = ()> {
     let hsts = io.hsts().map(Box::from);
-    let mut conn = conn::Conn {
-        io,
-        service: &*service,
-        worker: &worker,
-        peer,
-        hsts,
-        slot,
-        state: state::State::new(&worker.limits),
-        read: Vec::new(),
-        to_call: Vec::new(),
-    };
-    conn.run().await;
-    linger(&mut conn.io).await;
-    worker.close_connection(slot);
+    let state = state::State::new(&worker.limits);
+    let clock = conn::Clock::new(&worker);
+    let mut conn =
+        conn::Conn { io, service, worker, peer, hsts, slot, state, read: Vec::new(), to_call: Vec::new(), clock };
+    async move {
+        conn.run().await;
+        // Boxed: its timers would otherwise widen every connection's future.
+        Box::pin(linger(&mut conn.io)).await;
+        conn.worker.close_connection(conn.slot);
+    }
 }
 
 /// How long a closed connection's input is still read away (see [`linger`]).
@@ -79,5 +80,40 @@ async fn linger<T: Transport>(io: &mut T) {
             Ok(Ok(n)) if n > 0 => discarded += n,
             _ => return,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::Limits;
+    use crate::service::service_fn;
+
+    #[tokio::test]
+    async fn sizes() {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let io = tokio::net::TcpStream::connect(addr).await.unwrap();
+        let worker = Rc::new(Worker::new(Limits::default()));
+        let service = Rc::new(service_fn(|_req, _res: &mut crate::Response| {}));
+        let fut = serve(io, addr, service, worker, 0);
+        eprintln!("serve future: {}", std::mem::size_of_val(&fut));
+        eprintln!("State: {}", std::mem::size_of::<state::State>());
+        eprintln!(
+            "Conn: {}",
+            std::mem::size_of::<
+                conn::Conn<
+                    crate::service::ServiceFn<fn(crate::Request<'_>, &mut crate::Response)>,
+                    tokio::net::TcpStream,
+                >,
+            >()
+        );
+        eprintln!("decoder: {}", std::mem::size_of::<crate::h2::hpack::Decoder>());
+        eprintln!("closed: {}", std::mem::size_of::<stream::ClosedRing>());
+        eprintln!("settings: {}", std::mem::size_of::<state::Settings>());
+        eprintln!("block: {}", std::mem::size_of::<Option<state::Block>>());
+        eprintln!("meter: {}", std::mem::size_of::<crate::h2::meter::Meter>());
+        eprintln!("tcp: {}", std::mem::size_of::<tokio::net::TcpStream>());
+        eprintln!("instant: {}", std::mem::size_of::<Option<Instant>>());
     }
 }
