@@ -480,6 +480,7 @@ pub(crate) struct Startup {
 ///
 /// Not an `async fn`: an async fn's arguments stay in its future beside the locals
 /// they are moved into, and this future lives as long as the connection.
+#[allow(clippy::manual_async_fn)]
 fn start<S: Service>(
     mut stream: tokio::net::TcpStream,
     mut peer: SocketAddr,

@@ -77,7 +77,7 @@ impl<S: Service, T: Transport> Conn<S, T> {
                 Intake::Stream { body, .. } => Some(body.clone()),
                 _ => None,
             };
-            self.to_call.push((bufs, upload, stream.id));
+            self.to_call.get_or_insert_with(Box::default).push((bufs, upload, stream.id));
             index += 1;
         }
     }
@@ -108,7 +108,7 @@ impl<S: Service, T: Transport> Conn<S, T> {
 
     fn respond(&mut self, index: usize, cx: &mut Context<'_>) {
         let date = self.worker.date();
-        let common = Common { date: &date, hsts: self.hsts.as_deref() };
+        let common = Common { date: &date, hsts: self.io.hsts() };
         self.state.respond(index, &self.worker, &common, cx);
     }
 

@@ -47,11 +47,9 @@ pub(crate) fn serve<S: Service, T: Transport>(
     worker: Rc<Worker>,
     slot: usize,
 ) -> impl Future<Output = ()> {
-    let hsts = io.hsts().map(Box::from);
     let state = state::State::new(&worker.limits);
     let clock = conn::Clock::new(&worker);
-    let mut conn =
-        conn::Conn { io, service, worker, peer, hsts, slot, state, read: Vec::new(), to_call: Vec::new(), clock };
+    let mut conn = conn::Conn { io, service, worker, peer, slot, state, read: Vec::new(), to_call: None, clock };
     async move {
         conn.run().await;
         // Boxed: its timers would otherwise widen every connection's future.

@@ -102,7 +102,7 @@ pub(crate) enum Closed {
 #[derive(Default)]
 pub(crate) struct ClosedRing {
     ids: [u32; REMEMBERED],
-    next: usize,
+    next: u32,
 }
 
 /// The bit of a remembered id that says this side reset the stream.
@@ -110,8 +110,8 @@ const BY_US: u32 = 1 << 31;
 
 impl ClosedRing {
     pub(crate) fn note(&mut self, id: u32, how: Closed) {
-        self.ids[self.next] = id | if how == Closed::ByUs { BY_US } else { 0 };
-        self.next = (self.next + 1) % REMEMBERED;
+        self.ids[self.next as usize] = id | if how == Closed::ByUs { BY_US } else { 0 };
+        self.next = (self.next + 1) % REMEMBERED as u32;
     }
 
     pub(crate) fn find(&self, id: u32) -> Option<Closed> {
