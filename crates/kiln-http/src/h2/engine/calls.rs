@@ -22,7 +22,7 @@ const BODY_TIMEOUT: Rejection =
 const TOO_LARGE: Rejection =
     Rejection { status: http::StatusCode::PAYLOAD_TOO_LARGE, reason: "request body too large" };
 
-impl<S: Service, T: Transport> Conn<'_, S, T> {
+impl<S: Service, T: Transport> Conn<S, T> {
     /// Asks for early hints on new streams, and calls the service (or answers the
     /// refusal) for every request made whole.
     pub(super) fn start_calls(&mut self, cx: &mut Context<'_>) {
@@ -77,7 +77,7 @@ impl<S: Service, T: Transport> Conn<'_, S, T> {
                 Intake::Stream { body, .. } => Some(body.clone()),
                 _ => None,
             };
-            self.to_call.push((bufs, upload, stream.id));
+            self.to_call.get_or_insert_with(Box::default).push((bufs, upload, stream.id));
             index += 1;
         }
     }
@@ -108,8 +108,8 @@ impl<S: Service, T: Transport> Conn<'_, S, T> {
 
     fn respond(&mut self, index: usize, cx: &mut Context<'_>) {
         let date = self.worker.date();
-        let common = Common { date: &date, hsts: self.hsts.as_deref() };
-        self.state.respond(index, self.worker, &common, cx);
+        let common = Common { date: &date, hsts: self.io.hsts() };
+        self.state.respond(index, &self.worker, &common, cx);
     }
 
     /// The earliest deadline of a stream: a body that must arrive, a window held shut.
@@ -152,7 +152,7 @@ impl<S: Service, T: Transport> Conn<'_, S, T> {
                 stream.deadline = None;
                 match stream.phase {
                     Phase::Sending(_) => {
-                        self.state.stalled(index, self.worker);
+                        self.state.stalled(index, &self.worker);
                         continue;
                     }
                     Phase::Receiving if stream.recv_open && stream.refused.is_none() => {

@@ -22,6 +22,7 @@ mod send;
 pub(crate) mod state;
 mod stream;
 
+use std::future::Future;
 use std::net::SocketAddr;
 use std::rc::Rc;
 use std::time::Duration;
@@ -35,28 +36,26 @@ use crate::worker::Worker;
 
 /// Serves one HTTP/2 connection (its preface not yet read) until it closes.
 /// `slot` is the one `Worker::open_connection` gave it; it is closed here.
-pub(crate) async fn serve<S: Service, T: Transport>(
+///
+/// Not an `async fn`: an async fn's arguments stay in its future beside the locals
+/// they are moved into, and this future is what every idle connection holds. The
+/// connection is built here and the future only owns it.
+pub(crate) fn serve<S: Service, T: Transport>(
     io: T,
     peer: SocketAddr,
     service: Rc<S>,
     worker: Rc<Worker>,
     slot: usize,
-) {
-    let hsts = io.hsts().map(Box::from);
-    let mut conn = conn::Conn {
-        io,
-        service: &*service,
-        worker: &worker,
-        peer,
-        hsts,
-        slot,
-        state: state::State::new(&worker.limits),
-        read: Vec::new(),
-        to_call: Vec::new(),
-    };
-    conn.run().await;
-    linger(&mut conn.io).await;
-    worker.close_connection(slot);
+) -> impl Future<Output = ()> {
+    let state = state::State::new(&worker.limits);
+    let clock = conn::Clock::new(&worker);
+    let mut conn = conn::Conn { io, service, worker, peer, slot, state, read: Vec::new(), to_call: None, clock };
+    async move {
+        conn.run().await;
+        // Boxed: its timers would otherwise widen every connection's future.
+        Box::pin(linger(&mut conn.io)).await;
+        conn.worker.close_connection(conn.slot);
+    }
 }
 
 /// How long a closed connection's input is still read away (see [`linger`]).
@@ -80,4 +79,30 @@ async fn linger<T: Transport>(io: &mut T) {
             _ => return,
         }
     }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::Limits;
+    use crate::service::service_fn;
+
+    #[tokio::test]
+    async fn an_idle_connection_s_future_stays_small() {
+        // Every idle HTTP/2 connection holds this future for its whole life, besides its
+        // task, its socket's registration and its timer: 1,064 bytes here when an idle
+        // h2c connection cost 1.97 KiB in all (nginx's: 1.59), 560 at 1.4 KiB. A field
+        // or a local kept across the wait costs every idle connection its bytes.
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let io = tokio::net::TcpStream::connect(addr).await.unwrap();
+        let worker = Rc::new(Worker::new(Limits::default()));
+        let service = Rc::new(service_fn(|_req, _res: &mut crate::Response| {}));
+        let future = serve(io, addr, service, worker, 0);
+        let size = std::mem::size_of_val(&future);
+        eprintln!("the connection's future: {size} bytes");
+        assert!(size <= FUTURE_BOUND, "the connection's future grew to {size} bytes");
+    }
+
+    const FUTURE_BOUND: usize = 600;
 }

@@ -237,17 +237,17 @@ impl State {
             }
             return Ok(());
         }
-        if block.len() > self.limits.max_block {
+        if block.len() > self.limits.max_block as usize {
             return Err(Code::ENHANCE_YOUR_CALM);
         }
-        self.block = Some(Block { stream: head.stream, end_stream, bytes: block.to_vec() });
+        self.block = Some(Box::new(Block { stream: head.stream, end_stream, bytes: block.to_vec() }));
         Ok(())
     }
 
     fn continuation(&mut self, head: Head, payload: &[u8], worker: &Worker) -> Result<(), Code> {
         // §6.10: a CONTINUATION must follow a header block still open on its stream.
         let Some(block) = self.block.as_mut() else { return Err(Code::PROTOCOL_ERROR) };
-        if block.bytes.len() + payload.len() > self.limits.max_block {
+        if block.bytes.len() + payload.len() > self.limits.max_block as usize {
             // A block that never ends (the CONTINUATION flood, 2024) is cut off.
             return Err(Code::ENHANCE_YOUR_CALM);
         }
