@@ -41,9 +41,16 @@ fn healthz_answers_503_once_sigterm_begins_the_drain_and_the_server_stops_after_
     let run = std::thread::spawn(move || serving.run_until_signal());
     poll("/healthz to answer 200", || status(addr) == Some(200));
 
-    signal_hook::low_level::raise(signal_hook::consts::SIGTERM).unwrap();
+    // The server's signal listener is made on `run`'s thread when `run_until_signal`
+    // starts, which may come after /healthz first answers: a SIGTERM raised before then
+    // is taken by this test's own handler and never reaches the server (a CI run lost
+    // it and waited 20 s). So it is raised again until the drain shows; once draining,
+    // further SIGTERMs change nothing.
     // During the drain delay the server still answers, and says it is draining.
-    poll("/healthz to answer 503", || status(addr) == Some(503));
+    poll("/healthz to answer 503", || {
+        signal_hook::low_level::raise(signal_hook::consts::SIGTERM).unwrap();
+        status(addr) == Some(503)
+    });
     poll("the server to stop accepting", || TcpStream::connect(addr).is_err());
     run.join().unwrap().unwrap();
 }
