@@ -121,33 +121,40 @@ def count(binary: Path, path: str, requests: int, conns: int, warmup: int, env: 
             str(binary), "--workers", "1", "--listen", f"127.0.0.1:{port}", "--access-log", "off",
             "--database", f"sqlite://{tmp}/db.sqlite",
         ]  # fmt: skip
-        server = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env={**os.environ, **(env or {})})
-        try:
-            deadline = time.monotonic() + START_TIMEOUT_S
-            while True:
-                try:
-                    drive(port, path, 1, 1, headers)
-                    break
-                except OSError:
-                    if time.monotonic() > deadline or server.poll() is not None:
-                        raise RuntimeError(f"{binary} did not answer on port {port}") from None
-                    time.sleep(0.5)
-            drive(port, path, warmup, conns, headers)
-            control = ["callgrind_control"]
-            subprocess.run([*control, "--instr=on", str(server.pid)], check=True, capture_output=True)
-            bad = drive(port, path, requests, conns, headers)
-            subprocess.run([*control, "--dump", str(server.pid)], check=True, capture_output=True)
-            if bad:
-                raise RuntimeError(f"{binary}: {bad} of {requests} answers to {path} were not 200")
-            dumps = sorted(Path(tmp).glob("callgrind.out*"), key=lambda p: p.stat().st_mtime)
-            return callgrind_total(dumps[-1].read_text(errors="replace")) / requests
-        finally:
-            server.terminate()
+        return measure(argv, str(binary), port, Path(tmp), path, requests, conns, warmup, headers, env)
+
+
+def measure(argv: list[str], name: str, port: int, dumps_in: Path, path: str, requests: int, conns: int,
+            warmup: int, headers: tuple[str, ...], env: dict[str, str] | None = None) -> float:
+    """Starts `argv` (a server under callgrind with `--instr-atstart=no`, dumping into
+    `dumps_in`), waits for it on `port`, warms it up, counts `requests` to `path` and
+    stops it: instructions per request. Shared by kiln's count and the peers'."""
+    server = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env={**os.environ, **(env or {})})
+    try:
+        deadline = time.monotonic() + START_TIMEOUT_S
+        while True:
             try:
-                server.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                server.kill()
-                server.wait()
+                drive(port, path, 1, 1, headers)
+                break
+            except OSError:
+                if time.monotonic() > deadline or server.poll() is not None:
+                    raise RuntimeError(f"{name} did not answer on port {port}") from None
+                time.sleep(0.5)
+        drive(port, path, warmup, conns, headers)
+        subprocess.run(["callgrind_control", "--instr=on", str(server.pid)], check=True, capture_output=True)
+        bad = drive(port, path, requests, conns, headers)
+        subprocess.run(["callgrind_control", "--dump", str(server.pid)], check=True, capture_output=True)
+        if bad:
+            raise RuntimeError(f"{name}: {bad} of {requests} answers to {path} were not 200")
+        dumps = sorted(dumps_in.glob("callgrind.out*"), key=lambda p: p.stat().st_mtime)
+        return callgrind_total(dumps[-1].read_text(errors="replace")) / requests
+    finally:
+        server.terminate()
+        try:
+            server.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            server.kill()
+            server.wait()
 
 
 def verdict(old: float, new: float, threshold: float = THRESHOLD) -> str:

@@ -15,14 +15,12 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 from string import Template
 
-from .instructions import START_TIMEOUT_S, callgrind_total, drive, free_port
+from .instructions import free_port, measure
 
 BROTLI_MODULE = Path("/usr/lib/nginx/modules/ngx_http_brotli_filter_module.so")
 TEMPLATE = Path(__file__).resolve().parents[1] / "peers" / "nginx" / "nginx-gzip.conf.template"
@@ -42,32 +40,7 @@ def count(page: Path, path: str, requests: int, conns: int, warmup: int, headers
         argv = ["taskset", "-c", "0", "valgrind", "--tool=callgrind", "--instr-atstart=no", f"--callgrind-out-file={out}",
                 "nginx", "-p", str(home), "-e", str(home / "error.log"), "-c", str(home / "nginx.conf"),
                 "-g", "master_process off;"]  # fmt: skip
-        server = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        try:
-            deadline = time.monotonic() + START_TIMEOUT_S
-            while True:
-                try:
-                    drive(port, path, 1, 1, headers)
-                    break
-                except OSError:
-                    if time.monotonic() > deadline or server.poll() is not None:
-                        raise RuntimeError(f"nginx did not answer on port {port}") from None
-                    time.sleep(0.5)
-            drive(port, path, warmup, conns, headers)
-            subprocess.run(["callgrind_control", "--instr=on", str(server.pid)], check=True, capture_output=True)
-            bad = drive(port, path, requests, conns, headers)
-            subprocess.run(["callgrind_control", "--dump", str(server.pid)], check=True, capture_output=True)
-            if bad:
-                raise RuntimeError(f"nginx: {bad} of {requests} answers to {path} were not 200")
-            dumps = sorted(home.glob("callgrind.out*"), key=lambda p: p.stat().st_mtime)
-            return callgrind_total(dumps[-1].read_text(errors="replace")) / requests
-        finally:
-            server.terminate()
-            try:
-                server.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                server.kill()
-                server.wait()
+        return measure(argv, "nginx", port, home, path, requests, conns, warmup, headers)
 
 
 def main(argv: list[str]) -> int:
