@@ -74,21 +74,7 @@ pub(crate) fn request(
     buf.clear();
     head.headers.clear();
     head.version = Some(Version::Http2);
-    let mut b = Build {
-        buf,
-        head,
-        bounds,
-        size: 0,
-        bad: None,
-        regular_seen: false,
-        method: None,
-        path: None,
-        authority: None,
-        scheme: false,
-        cookies: Vec::new(),
-        facts: Facts::default(),
-        trailers: false,
-    };
+    let mut b = Build::new(buf, head, bounds, false);
     decoder.decode(block, |name, value| b.field(name, value)).map_err(|_| Bad::Compression)?;
     b.finish()
 }
@@ -97,26 +83,32 @@ pub(crate) fn request(
 /// (the service sees the body, not trailers).
 pub(crate) fn trailers(decoder: &mut Decoder, block: &[u8], bounds: Bounds) -> Result<(), Bad> {
     let (mut buf, mut head) = (Vec::new(), Head::default());
-    let mut b = Build {
-        buf: &mut buf,
-        head: &mut head,
-        bounds,
-        size: 0,
-        bad: None,
-        regular_seen: true,
-        method: None,
-        path: None,
-        authority: None,
-        scheme: false,
-        cookies: Vec::new(),
-        facts: Facts::default(),
-        trailers: true,
-    };
+    let mut b = Build::new(&mut buf, &mut head, bounds, true);
     decoder.decode(block, |name, value| b.field(name, value)).map_err(|_| Bad::Compression)?;
     b.bad.map_or(Ok(()), Err)
 }
 
-impl Build<'_> {
+impl<'a> Build<'a> {
+    /// A block's checker: a trailer block allows no pseudo-header, as if a regular
+    /// field had been seen already.
+    fn new(buf: &'a mut Vec<u8>, head: &'a mut Head, bounds: Bounds, trailers: bool) -> Self {
+        Build {
+            buf,
+            head,
+            bounds,
+            size: 0,
+            bad: None,
+            regular_seen: trailers,
+            method: None,
+            path: None,
+            authority: None,
+            scheme: false,
+            cookies: Vec::new(),
+            facts: Facts::default(),
+            trailers,
+        }
+    }
+
     fn fail(&mut self, bad: Bad) {
         // A bomb outranks whatever else is wrong: the connection goes.
         if self.bad.is_none() || bad == Bad::Bomb {

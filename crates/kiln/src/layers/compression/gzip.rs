@@ -112,15 +112,8 @@ impl Drop for Gzip {
 
 #[cfg(test)]
 mod tests {
-    use std::io::Read;
-
     use super::*;
-
-    fn gunzip(bytes: &[u8]) -> Vec<u8> {
-        let mut out = Vec::new();
-        flate2::read::GzDecoder::new(bytes).read_to_end(&mut out).unwrap();
-        out
-    }
+    use crate::layers::compression::gunzip;
 
     fn idle() -> usize {
         IDLE.with(|idle| idle.borrow().len())

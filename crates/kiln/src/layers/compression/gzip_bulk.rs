@@ -96,12 +96,7 @@ mod tests {
     use std::io::Read;
 
     use super::*;
-
-    fn gunzip(bytes: &[u8]) -> Vec<u8> {
-        let mut out = Vec::new();
-        flate2::read::GzDecoder::new(bytes).read_to_end(&mut out).unwrap();
-        out
-    }
+    use crate::layers::compression::gunzip;
 
     fn kept_levels() -> Vec<u32> {
         KEPT.with(|kept| kept.borrow().compressors.iter().map(|(l, _)| *l).collect())

@@ -241,6 +241,15 @@ fn compressible(content_type: &[u8]) -> bool {
     )
 }
 
+/// A gzip body decoded, for the tests of the two gzip encoders.
+#[cfg(test)]
+fn gunzip(bytes: &[u8]) -> Vec<u8> {
+    use std::io::Read;
+    let mut out = Vec::new();
+    flate2::read::GzDecoder::new(bytes).read_to_end(&mut out).unwrap();
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::compressible;
