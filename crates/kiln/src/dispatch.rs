@@ -7,7 +7,6 @@ use std::fmt;
 use std::future::Future;
 use std::rc::Rc;
 use std::sync::Arc;
-use std::time::Instant;
 
 use kiln_http::{Request, Response, Service, StatusCode};
 
@@ -15,7 +14,7 @@ use crate::access_log::{AccessLog, Logged};
 use crate::config::Config;
 use crate::extract::RequestContext;
 use crate::handler::Dispatch;
-use crate::layers::{InFlight, WorkerCounters};
+use crate::layers::{Counting, WorkerCounters};
 use crate::make::{MakeService, StateError};
 use crate::rejection::{MethodNotAllowed, NotFound};
 use crate::route::PathParams;
@@ -224,14 +223,14 @@ impl<S: 'static> Service for Routed<S> {
 /// What the app watches of one request: its counters (the scrape itself is not
 /// counted) and its span.
 struct Observed<'c> {
-    counted: Option<(&'c WorkerCounters, InFlight<'c>, Instant)>,
+    counted: Option<Counting<'c>>,
     span: Option<tracing::Span>,
 }
 
 impl Observed<'_> {
     fn finish(self, route: Option<usize>, status: StatusCode) {
-        if let Some((counters, _in_flight, started)) = self.counted {
-            counters.finished(route, status, started.elapsed());
+        if let Some(counting) = self.counted {
+            counting.finish(route, status);
         }
     }
 }
@@ -289,7 +288,7 @@ impl<S: 'static> Routed<S> {
         }
         let scrape = layers.metrics.as_ref().is_some_and(|m| m.is_scrape(req, path));
         let counted = match &self.counters {
-            Some(counters) if !scrape => Some((&**counters, counters.started(), Instant::now())),
+            Some(counters) if !scrape => Some(counters.started()),
             _ => None,
         };
         // A static callsite: the subscriber's interest is cached there, so a span it

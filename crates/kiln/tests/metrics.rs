@@ -115,6 +115,35 @@ fn requests_are_counted_by_route_and_status_class_and_timed() {
     assert_eq!(sample(&again, "kiln_request_duration_seconds_count", &[]), 5.0);
 }
 
+#[derive(Route)]
+#[route("/slow")]
+struct Slow;
+
+/// Takes at least 3 ms, however fast the machine.
+async fn slow(_: Slow) -> &'static str {
+    std::thread::sleep(std::time::Duration::from_millis(3));
+    "slow"
+}
+
+/// The timer reads the clock as one number of nanoseconds (issue 25); a unit slip
+/// (nanoseconds taken for microseconds, or milliseconds) would put a 3 ms request in
+/// the wrong buckets. The bounds are a thousandfold apart: a slow machine stays
+/// within them.
+#[test]
+fn a_request_is_timed_in_microseconds_into_the_buckets_above_its_duration() {
+    let app = App::new(|_| ()).route(slow).metrics(Metrics::new());
+    let mut c = TestClient::new(app);
+    c.get(&Slow);
+    let (samples, _) = parse(&c.get("/metrics").text());
+    let below = ("kiln_request_duration_seconds_bucket".to_owned(), [("le".to_owned(), "0.0025".to_owned())].into());
+    assert_eq!(samples.get(&below), Some(&0.0), "{samples:?}");
+    assert_eq!(sample(&samples, "kiln_request_duration_seconds_bucket", &[("le", "+Inf")]), 1.0);
+    let sum = sample(&samples, "kiln_request_duration_seconds_sum", &[]);
+    // 3 ms; a second would be a unit slip (nanoseconds counted as microseconds), not
+    // a slow machine.
+    assert!((0.003..1.0).contains(&sum), "{sum}");
+}
+
 #[test]
 fn every_workers_counters_are_merged_at_the_scrape() {
     let app = App::new(|_| ()).route(item).metrics(Metrics::new().path("/internal/metrics"));

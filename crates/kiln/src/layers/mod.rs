@@ -13,7 +13,7 @@ use kiln_http::{Request, Response};
 pub use compression::{Compression, DEFAULT_COMPRESSION_MIN_SIZE, Encoding, Levels};
 pub use cors::Cors;
 pub use metrics::Metrics;
-pub(crate) use metrics::{InFlight, WorkerCounters};
+pub(crate) use metrics::{Counting, WorkerCounters};
 
 /// The app's layers, in the order they apply.
 #[derive(Debug, Clone, Default)]

@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex};
 
 use kiln_http::Request;
 
-pub(crate) use counters::{InFlight, WorkerCounters};
+pub(crate) use counters::{Counting, WorkerCounters};
 
 /// Serves the app's metrics at a path, in the Prometheus text exposition format;
 /// give it with [`App::metrics`](crate::App::metrics).
