@@ -294,10 +294,14 @@ impl<S: 'static> Routed<S> {
         // A static callsite: the subscriber's interest is cached there, so a span it
         // does not want costs a load and a compare, and is not kept (no enter, no
         // nested future). The fields are borrowed; a subscriber formats them if it
-        // wants to.
+        // wants to. A root (`parent: None`): the engine enters no span around the
+        // service, so the registry's look-up of the thread's current span for a
+        // parent would find none at best (about 40 instructions a request, issue
+        // 25), and at worst a span other code left entered on the worker's thread,
+        // which would adopt every request after it.
         let span = layers
             .request_spans
-            .then(|| tracing::info_span!(target: "kiln::request", "request", method = req.method(), path))
+            .then(|| tracing::info_span!(target: "kiln::request", parent: None, "request", method = req.method(), path))
             .filter(|span| !span.is_disabled());
         Some(Observed { counted, span })
     }

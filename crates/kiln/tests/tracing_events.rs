@@ -200,3 +200,21 @@ fn a_request_answered_in_one_poll_enters_its_span_once() {
     assert_eq!(c.get(&Fail).status(), 502);
     assert_eq!(capture.enters(), 1);
 }
+
+#[test]
+fn a_request_span_is_a_root_whatever_span_is_entered_around_the_call() {
+    // Issue 25: the request span is made with `parent: None`, so the registry does
+    // not look up the thread's current span to be its parent (about 40 instructions
+    // a request), and a span some other code left entered on the worker's thread
+    // (an `Entered` guard held across an `.await`) cannot adopt every request after it.
+    let capture = Capture::default();
+    let _guard = tracing::subscriber::set_default(tracing_subscriber::registry().with(capture.clone()));
+    let mut c = TestClient::new(app().request_spans());
+    let outer = tracing::info_span!("outer");
+    let entered = outer.enter();
+    assert_eq!(c.get(&Fail).status(), 502);
+    drop(entered);
+    let seen = capture.take();
+    let answered = seen.iter().find(|s| s.target == "kiln::request").expect("the 5xx event");
+    assert_eq!(answered.spans, [r#"request{method="GET" path="/api/fail"}"#], "{seen:?}");
+}
