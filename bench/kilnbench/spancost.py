@@ -9,8 +9,9 @@ Instructions per span: callgrind counts only inside the program's `measure` loop
 for N and once for 2N spans; the difference over N leaves out the warm-up and the first
 span's one-time costs (the callsite's registration, the slab's first page). Per call into
 the subscriber (new_span, enter, exit, try_close): their inclusive counts in the 2N run
-over its spans. Time per span: the loop timed natively on CPU 0, median of `--runs`
-(noisy on a shared machine; the instructions are not).
+over its spans. Time per span: the loop run natively on CPU 0, timed by the thread's
+CPU time (a busy machine descheduling it does not count), median of `--runs`; still
+moved by what shares the core's caches, where the instructions are not.
 """
 
 from __future__ import annotations
