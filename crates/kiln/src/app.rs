@@ -188,15 +188,18 @@ impl<S: 'static> App<S> {
     /// Runs each request in a `tracing` span named `request` (target `kiln::request`,
     /// fields `method` and `path`), so the events of its handler (and of kiln) carry
     /// them. The span is entered on each poll of the request's answer (layers,
-    /// handler, layers), so a request answered at once enters it once.
+    /// handler, layers), so a request answered at once enters it once. It is a root
+    /// span: whatever span is entered on the thread when the request is answered is
+    /// not its parent.
     ///
     /// What it costs is mostly the subscriber's. kiln's own part is a static callsite
     /// (the subscriber's interest cached there), two borrowed fields, no allocation: a
-    /// subscriber whose filter does not want `kiln::request` spans costs about 20
+    /// subscriber whose filter does not want `kiln::request` spans costs about 10
     /// instructions a request. A subscriber that records them pays its registry:
     /// `tracing_subscriber::registry()` with a static `Targets` filter and a layer that
     /// only prints events adds about 800 instructions a request (a `/pong` is about
-    /// 5,300); an `EnvFilter` adds a lock and a hash lookup on every enter, exit and
+    /// 5,300), some 520 of them in the registry itself
+    /// (bench/results/2026-11-25-session12-obs-cost); an `EnvFilter` adds a lock and a hash lookup on every enter, exit and
     /// close, and `tracing_subscriber::fmt`'s layer formats both fields into a string
     /// for every span, together about 5,000 more (bench/results/2026-11-25-metrics-cost).
     pub fn request_spans(mut self) -> Self {
