@@ -85,6 +85,7 @@ mod request;
 mod response;
 mod server;
 mod service;
+mod signals;
 mod stream;
 #[cfg(feature = "tls")]
 mod tls;

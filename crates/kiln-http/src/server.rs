@@ -21,6 +21,7 @@ use crate::config::{DRAIN_DELAY, Limits, SHUTDOWN_GRACE};
 use crate::error::Error;
 use crate::readiness::Readiness;
 use crate::service::Service;
+use crate::signals::Signals;
 use crate::trusted_proxies::TrustedProxies;
 use crate::worker::Worker;
 use crate::{handover, listeners, proxy_protocol};
@@ -192,6 +193,9 @@ impl Server {
         // Kept for a hand-over; the workers own the ones they accept on.
         let kept = listeners.iter().map(std::net::TcpListener::try_clone).collect::<Result<_, _>>();
         let kept = kept.map_err(Error::bind)?;
+        // Before any worker starts: a SIGTERM once the server answers must drain, not
+        // end the process (see `signals`).
+        let signals = Signals::listen().map_err(Error::runtime)?;
 
         let (stop_tx, stop_rx) = watch::channel(false);
         #[cfg(feature = "tls")]
@@ -236,6 +240,7 @@ impl Server {
             kept: Mutex::new(kept),
             readiness: self.readiness,
             drain_delay: self.drain_delay,
+            signals,
             #[cfg(feature = "tls")]
             tls: tls.map(|tls| tls.store),
         })
@@ -255,6 +260,8 @@ pub struct ServerHandle {
     kept: Mutex<Vec<std::net::TcpListener>>,
     readiness: Readiness,
     drain_delay: Duration,
+    /// Listening since `serve`; acted on by [`until_signal`](Self::until_signal).
+    signals: Signals,
     #[cfg(feature = "tls")]
     tls: Option<Arc<crate::tls::CertStore>>,
 }
@@ -285,8 +292,8 @@ impl ServerHandle {
     }
 
     /// Copies of the listeners for a hand-over (none once shutdown has begun).
-    fn listener_copies(&self) -> io::Result<Vec<std::net::TcpListener>> {
-        let kept = self.kept.lock().unwrap_or_else(|e| e.into_inner());
+    fn listener_copies(kept: &Mutex<Vec<std::net::TcpListener>>) -> io::Result<Vec<std::net::TcpListener>> {
+        let kept = kept.lock().unwrap_or_else(|e| e.into_inner());
         kept.iter().map(std::net::TcpListener::try_clone).collect()
     }
 
@@ -295,7 +302,10 @@ impl ServerHandle {
         self.readiness.clone()
     }
 
-    /// Waits until every worker has stopped.
+    /// Waits until every worker has stopped. SIGTERM and SIGINT do not end the process
+    /// once the server serves (see [`until_signal`](Self::until_signal)): a program
+    /// that should stop on them calls [`run_until_signal`](Self::run_until_signal)
+    /// instead, or [`shutdown`](Self::shutdown) itself.
     pub fn wait(self) -> Result<(), Error> {
         let mut result = Ok(());
         for thread in self.threads {
@@ -327,11 +337,12 @@ impl ServerHandle {
     ///   listening sockets; once it reports ready, this returns (the new process
     ///   accepts from the same queues meanwhile). If it fails, this process says why (a
     ///   `tracing` error) and goes on serving.
+    ///
+    /// The signals are listened for from [`Server::serve`] on, so one sent before this
+    /// runs (as soon as the server answers) is acted on when it does; from then on
+    /// SIGTERM and SIGINT no longer end the process by themselves.
     pub async fn until_signal(&mut self) -> io::Result<()> {
-        use tokio::signal::unix::{SignalKind, signal};
-        let mut term = signal(SignalKind::terminate())?;
-        let mut int = signal(SignalKind::interrupt())?;
-        let mut usr2 = signal(SignalKind::user_defined2())?;
+        let Signals { terminate: term, interrupt: int, handover: usr2 } = &mut self.signals;
         let mut started = 0;
         while started < self.threads.len() {
             tokio::select! {
@@ -353,7 +364,7 @@ impl ServerHandle {
                 _ = int.recv() => return Ok(()),
                 _ = self.exited.recv() => return Ok(()),
                 _ = usr2.recv() => {
-                    let kept = self.listener_copies()?;
+                    let kept = Self::listener_copies(&self.kept)?;
                     match handover::hand_over(&kept).await {
                         Ok(pid) => {
                             let me = std::process::id();

@@ -1,5 +1,6 @@
 //! A WebSocket over an upgraded connection: both halves together, or split.
 
+use std::future::Future;
 use std::rc::Rc;
 
 use super::close::{CloseCode, CloseFrame};
@@ -45,14 +46,17 @@ impl WebSocket {
         WebSocket { tx, rx }
     }
 
-    /// The next message; see [`WsReceiver::recv`].
-    pub async fn recv(&mut self) -> Option<Message> {
-        self.rx.recv().await
+    /// The next message; see [`WsReceiver::recv`]. (The receiver's own future, not
+    /// one wrapped around it: an `async fn` here would add a state machine and its
+    /// drop to every message, some seventy instructions of a 20-byte echo.)
+    pub fn recv(&mut self) -> impl Future<Output = Option<Message>> + '_ {
+        self.rx.recv()
     }
 
-    /// Sends a message; see [`WsSender::send`].
-    pub async fn send(&self, msg: impl Into<Message>) -> Result<(), SendError> {
-        self.tx.send(msg).await
+    /// Sends a message; see [`WsSender::send`]. (The sender's own future, as for
+    /// [`recv`](Self::recv).)
+    pub fn send(&self, msg: impl Into<Message>) -> impl Future<Output = Result<(), SendError>> + '_ {
+        self.tx.send(msg.into())
     }
 
     /// Queues a message without waiting; see [`WsSender::try_send`].
