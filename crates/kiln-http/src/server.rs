@@ -241,6 +241,7 @@ impl Server {
             readiness: self.readiness,
             drain_delay: self.drain_delay,
             signals,
+            signals_acted_on: false,
             #[cfg(feature = "tls")]
             tls: tls.map(|tls| tls.store),
         })
@@ -262,6 +263,8 @@ pub struct ServerHandle {
     drain_delay: Duration,
     /// Listening since `serve`; acted on by [`until_signal`](Self::until_signal).
     signals: Signals,
+    /// Whether [`until_signal`](Self::until_signal) ran, so [`wait`](Self::wait) need not.
+    signals_acted_on: bool,
     #[cfg(feature = "tls")]
     tls: Option<Arc<crate::tls::CertStore>>,
 }
@@ -302,13 +305,30 @@ impl ServerHandle {
         self.readiness.clone()
     }
 
-    /// Waits until every worker has stopped. SIGTERM and SIGINT do not end the process
-    /// once the server serves (see [`until_signal`](Self::until_signal)): a program
-    /// that should stop on them calls [`run_until_signal`](Self::run_until_signal)
-    /// instead, or [`shutdown`](Self::shutdown) itself.
-    pub fn wait(self) -> Result<(), Error> {
+    /// Waits until every worker has stopped. Meanwhile the server acts on signals as
+    /// [`run_until_signal`](Self::run_until_signal) does (SIGTERM drains, SIGINT stops,
+    /// both gracefully), unless [`until_signal`](Self::until_signal) already ran: the
+    /// listeners exist from [`Server::serve`] on, so without this a Ctrl-C during `wait`
+    /// would be swallowed.
+    pub fn wait(mut self) -> Result<(), Error> {
+        if !self.signals_acted_on {
+            // On a thread of its own: `wait` may be called from inside a runtime (a
+            // blocking call in a test's async fn), where starting another one panics.
+            let handle = &mut self;
+            std::thread::scope(|scope| {
+                scope
+                    .spawn(move || {
+                        let rt = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+                        rt.block_on(handle.until_signal())
+                    })
+                    .join()
+                    .unwrap_or_else(|_| Err(io::Error::other("the signal thread panicked")))
+            })
+            .map_err(Error::runtime)?;
+            self.shutdown();
+        }
         let mut result = Ok(());
-        for thread in self.threads {
+        for thread in std::mem::take(&mut self.threads) {
             let outcome = thread.join().unwrap_or_else(|_| Err(Error::worker_panicked()));
             if result.is_ok() {
                 result = outcome;
@@ -319,10 +339,7 @@ impl ServerHandle {
 
     /// Serves until SIGTERM or SIGINT (or until a worker stops on its own), then shuts
     /// down gracefully and waits for the workers. See [`until_signal`](Self::until_signal).
-    pub fn run_until_signal(mut self) -> Result<(), Error> {
-        let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(Error::runtime)?;
-        rt.block_on(self.until_signal()).map_err(Error::runtime)?;
-        self.shutdown();
+    pub fn run_until_signal(self) -> Result<(), Error> {
         self.wait()
     }
 
@@ -340,8 +357,10 @@ impl ServerHandle {
     ///
     /// The signals are listened for from [`Server::serve`] on, so one sent before this
     /// runs (as soon as the server answers) is acted on when it does; from then on
-    /// SIGTERM and SIGINT no longer end the process by themselves.
+    /// SIGTERM and SIGINT no longer end the process by themselves (a later
+    /// [`wait`](Self::wait) does not listen again).
     pub async fn until_signal(&mut self) -> io::Result<()> {
+        self.signals_acted_on = true;
         let Signals { terminate: term, interrupt: int, handover: usr2 } = &mut self.signals;
         let mut started = 0;
         while started < self.threads.len() {
