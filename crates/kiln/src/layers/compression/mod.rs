@@ -1,10 +1,12 @@
 //! [`Compression`]: responses compressed with the best coding the client accepts
 //! (brotli, zstd, gzip), as an `App` layer.
 
+mod brotli;
 mod encoder;
 mod gzip;
 mod gzip_bulk;
 mod negotiate;
+mod room;
 mod zstd_context;
 
 use kiln_http::{Request, Response, StatusCode};
@@ -28,6 +30,7 @@ pub struct Levels {
     /// streamed one by zlib-rs. Past 9 counts as 9.
     pub gzip: u32,
     /// Brotli quality, 0–11 (default 4: smaller than gzip's 9 at about gzip's 5's cost).
+    /// Compressed by the C brotli library (as nginx's brotli module is). Past 11 counts as 11.
     pub brotli: u32,
     /// zstd, 1–22 (default 3, zstd's own default).
     pub zstd: i32,
@@ -149,7 +152,7 @@ impl Compression {
         add_vary(res);
         let Some(encoding) = negotiate(req.header("accept-encoding"), &self.encodings) else { return };
         if let Some(stream) = res.take_body_stream() {
-            match Encoder::new(encoding, &self.levels, 0, None) {
+            match Encoder::new(encoding, &self.levels, 0) {
                 Ok(encoder) => res.set_body_stream(Box::pin(Compressed::new(stream, encoder))),
                 Err(_) => {
                     res.set_body_stream(stream);
