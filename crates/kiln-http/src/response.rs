@@ -140,6 +140,38 @@ impl Response {
         })
     }
 
+    /// Removes every header named `name` (ASCII case-insensitive), as a layer that
+    /// changes a representation drops what no longer describes it; returns how many.
+    ///
+    /// ```
+    /// let mut res = kiln_http::Response::new();
+    /// res.append_header_unchecked(b"ETag", b"\"a\"");
+    /// res.append_header_unchecked(b"Accept-Ranges", b"bytes");
+    /// res.append_header_unchecked(b"etag", b"\"b\"");
+    /// assert_eq!(res.remove_header("ETag"), 2);
+    /// assert_eq!(res.remove_header("ETa"), 0);
+    /// assert_eq!(res.raw_headers(), b"Accept-Ranges: bytes\r\n");
+    /// ```
+    pub fn remove_header(&mut self, name: &str) -> usize {
+        let before = self.headers.len();
+        let mut kept = Vec::with_capacity(before);
+        let mut removed = 0;
+        for line in self.headers.split_inclusive(|&b| b == b'\n') {
+            let named = line.len() > name.len()
+                && line[..name.len()].eq_ignore_ascii_case(name.as_bytes())
+                && line[name.len()] == b':';
+            if named {
+                removed += 1;
+            } else {
+                kept.extend_from_slice(line);
+            }
+        }
+        if removed > 0 {
+            self.headers = kept;
+        }
+        removed
+    }
+
     /// The body buffer; write the body here. Selecting it discards any other body.
     pub fn body_mut(&mut self) -> &mut Vec<u8> {
         self.body = Body::Buffer;
