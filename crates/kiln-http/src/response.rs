@@ -153,22 +153,24 @@ impl Response {
     /// assert_eq!(res.raw_headers(), b"Accept-Ranges: bytes\r\n");
     /// ```
     pub fn remove_header(&mut self, name: &str) -> usize {
-        let before = self.headers.len();
-        let mut kept = Vec::with_capacity(before);
-        let mut removed = 0;
-        for line in self.headers.split_inclusive(|&b| b == b'\n') {
+        // In place, without an allocation: the lines kept slide down over those removed.
+        let (mut read, mut write, mut removed) = (0, 0, 0);
+        while read < self.headers.len() {
+            let end =
+                self.headers[read..].iter().position(|&b| b == b'\n').map_or(self.headers.len(), |i| read + i + 1);
+            let line = &self.headers[read..end];
             let named = line.len() > name.len()
                 && line[..name.len()].eq_ignore_ascii_case(name.as_bytes())
                 && line[name.len()] == b':';
             if named {
                 removed += 1;
             } else {
-                kept.extend_from_slice(line);
+                self.headers.copy_within(read..end, write);
+                write += end - read;
             }
+            read = end;
         }
-        if removed > 0 {
-            self.headers = kept;
-        }
+        self.headers.truncate(write);
         removed
     }
 
