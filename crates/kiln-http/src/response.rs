@@ -165,7 +165,9 @@ impl Response {
             if named {
                 removed += 1;
             } else {
-                self.headers.copy_within(read..end, write);
+                if write != read {
+                    self.headers.copy_within(read..end, write);
+                }
                 write += end - read;
             }
             read = end;
