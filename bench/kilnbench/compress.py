@@ -10,7 +10,10 @@
 
 Servers, all at kiln's default levels (`Compression`'s `Levels`: gzip 4, brotli 4):
 `kiln` (the demo site's pages go through its Compression layer; `/pages/tour` is
-rendered and compressed per request), `axum-wiki-gz-h2` (the axum-wiki peer built with
+rendered and compressed per request), `kiln-saved` (the same kiln-demo serving the
+saved copy nginx serves, as the static file `/static/tour.html` of a copy of its public
+folder: compressed per request by the same Compression layer, nothing rendered: the
+like-for-like row for nginx, weighing the compression and the server alone), `axum-wiki-gz-h2` (the axum-wiki peer built with
 its `compression` feature: tower-http `CompressionLayer` with `CompressionLevel::Precise(4)`),
 and `nginx-gzip` (a copy of kiln's page, saved once per run, served as a static file with
 `gzip on; gzip_comp_level 4` and, where Debian's brotli filter module can be installed,
@@ -26,9 +29,11 @@ from __future__ import annotations
 import argparse
 import gzip
 import os
+import shutil
 import socket
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 from string import Template
 
@@ -45,6 +50,8 @@ from .workloads import WIKI_PAGE
 WIKI_DB = "bench/.build/compress/wiki.sqlite"
 """The SQLite file kiln and axum-wiki share (from the checkout; kiln creates and seeds it)."""
 ENCODINGS = {"wiki-gzip": "gzip", "wiki-br": "br"}
+SAVED_PAGE = "/static/tour.html"
+"""Where kiln-saved serves the saved copy of the page."""
 BROTLI_MODULE = Path("/usr/lib/nginx/modules/ngx_http_brotli_filter_module.so")
 
 
@@ -77,10 +84,15 @@ def decode(body: bytes, encoding: str) -> bytes:
     return brotli.decompress(body)
 
 
-def one_response(port: int, encoding: str) -> tuple[int, int, str | None]:
+def page_path(server: str) -> str:
+    """The path at which `server` answers the page."""
+    return SAVED_PAGE if server == "kiln-saved" else WIKI_PAGE
+
+
+def one_response(port: int, encoding: str, path: str = WIKI_PAGE) -> tuple[int, int, str | None]:
     """(bytes on the wire, compressed body bytes, what is wrong or None) of one GET of the page
-    with `Accept-Encoding: encoding`, read to the end of a `Connection: close` exchange."""
-    request = (f"GET {WIKI_PAGE} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nAccept-Encoding: {encoding}\r\n"
+    at `path` with `Accept-Encoding: encoding`, read to the end of a `Connection: close` exchange."""
+    request = (f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nAccept-Encoding: {encoding}\r\n"
                "Connection: close\r\n\r\n").encode()  # fmt: skip
     raw = b""
     with socket.create_connection(("127.0.0.1", port), timeout=10) as s:
@@ -102,6 +114,24 @@ def one_response(port: int, encoding: str) -> tuple[int, int, str | None]:
 def kiln_entry() -> tuple[Server, object]:
     entry = kiln("kiln", access_log=False)
     return entry, lambda paths, port: entry.launch(paths, port, Options(database_url=f"sqlite://{WIKI_DB}"))
+
+
+def kiln_saved_entry(page: Path) -> tuple[Server, object]:
+    """kiln-demo with `KILN_PUBLIC` a copy of app/public (the site's stylesheet must be
+    there) plus the saved page, served at SAVED_PAGE."""
+    entry = kiln("kiln-saved", access_log=False)
+
+    def launch(paths: Paths, port: int) -> Launch:
+        public = paths.build / "compress" / "public"
+        if public.exists():
+            shutil.rmtree(public)
+        shutil.copytree(paths.root / "app" / "public", public)
+        if page.exists():  # else the probe of SAVED_PAGE fails and the row says so
+            shutil.copyfile(page, public / Path(SAVED_PAGE).name)
+        started = entry.launch(paths, port, Options(database_url=f"sqlite://{WIKI_DB}"))
+        return replace(started, env={**started.env, "KILN_PUBLIC": str(public)})
+
+    return entry, launch
 
 
 def axum_entry() -> tuple[Server, object]:
@@ -135,9 +165,9 @@ def nginx_entry(page: Path) -> tuple[Server, object]:
                   lambda *a: None, version), launch  # fmt: skip
 
 
-def wrk(port: int, encoding: str, seconds: int) -> tuple[list[str], str]:
+def wrk(port: int, encoding: str, seconds: int, path: str = WIKI_PAGE) -> tuple[list[str], str]:
     argv = ["taskset", "-c", LOAD_CPU, "wrk", "-t1", "-c100", f"-d{seconds}s", "--timeout", WRK_TIMEOUT, "--latency",
-            "-H", f"Accept-Encoding: {encoding}", f"http://127.0.0.1:{port}{WIKI_PAGE}"]  # fmt: skip
+            "-H", f"Accept-Encoding: {encoding}", f"http://127.0.0.1:{port}{path}"]  # fmt: skip
     done = subprocess.run(argv, capture_output=True, text=True, timeout=seconds + GRACE_S, check=False)
     return argv, done.stdout + done.stderr
 
@@ -148,25 +178,29 @@ FIELDS = ["server", "workload", "rep", "status", "requests", "rps", "lat_p50_ms"
 
 def summarise(rows: list[dict[str, object]], names: list[str]) -> str:
     """Medians per workload and server, with kiln's ratios: CPU per request other ÷ kiln
-    (above 1: kiln spends less) and body bytes ÷ kiln's."""
-    lines = ["| workload | server | req/s | p99 ms | server CPU µs/req | CPU other ÷ kiln | bytes on the wire | body bytes | body ÷ kiln's | errors |",
-             "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"]  # fmt: skip
+    (above 1: kiln spends less), other ÷ kiln-saved (the like-for-like figure for nginx,
+    which serves the saved copy too), and body bytes ÷ kiln's."""
+    lines = ["| workload | server | req/s | p99 ms | server CPU µs/req | CPU other ÷ kiln | CPU other ÷ kiln-saved | bytes on the wire | body bytes | body ÷ kiln's | errors |",
+             "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]  # fmt: skip
     for workload in ENCODINGS:
         base = [r for r in rows if r["server"] == "kiln" and r["workload"] == workload and r["status"] == "ok"]
         kiln_cpu, kiln_body = median_of(base, "cpu_us_per_req"), median_of(base, "body_bytes")
+        saved = [r for r in rows if r["server"] == "kiln-saved" and r["workload"] == workload and r["status"] == "ok"]
+        saved_cpu = median_of(saved, "cpu_us_per_req")
         for name in names:
             mine = [r for r in rows if r["server"] == name and r["workload"] == workload]
             ok = [r for r in mine if r["status"] == "ok"]
             if mine and not ok:
-                lines.append(f"| {workload} | {name} | {mine[0]['status']} | | | | | | | |")
+                lines.append(f"| {workload} | {name} | {mine[0]['status']} | | | | | | | | |")
             if not ok:
                 continue
             rps, p99, cpu = median_of(ok, "rps"), median_of(ok, "lat_p99_ms"), median_of(ok, "cpu_us_per_req")
             wire, body = median_of(ok, "wire_bytes"), median_of(ok, "body_bytes")
             cpu_ratio = f"{cpu / kiln_cpu:.2f}x" if cpu and kiln_cpu and name != "kiln" else ""
+            saved_ratio = f"{cpu / saved_cpu:.2f}x" if cpu and saved_cpu and name not in ("kiln", "kiln-saved") else ""
             body_ratio = f"{body / kiln_body:.3f}" if body and kiln_body and name != "kiln" else ""
             errors = sum(int(r.get("errors") or 0) for r in ok)
-            lines.append(f"| {workload} | {name} | {rps or 0:,.0f} | {p99 or 0:.2f} | {cpu or 0:.1f} | {cpu_ratio} | "
+            lines.append(f"| {workload} | {name} | {rps or 0:,.0f} | {p99 or 0:.2f} | {cpu or 0:.1f} | {cpu_ratio} | {saved_ratio} | "
                          f"{wire or 0:,.0f} | {body or 0:,.0f} | {body_ratio} | {errors} |")  # fmt: skip
     return "\n".join(lines) + "\n"
 
@@ -176,7 +210,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--reps", type=int, default=3)
     parser.add_argument("--duration", type=int, default=10)
     parser.add_argument("--warmup", type=int, default=2)
-    parser.add_argument("--servers", default="kiln,axum-wiki-gz-h2,nginx-gzip")
+    parser.add_argument("--servers", default="kiln,kiln-saved,axum-wiki-gz-h2,nginx-gzip")
     parser.add_argument("--workloads", default=",".join(ENCODINGS))
     parser.add_argument("--out", type=Path, default=None)
     parser.add_argument("--no-build", action="store_true")
@@ -195,16 +229,23 @@ def main(argv: list[str] | None = None) -> int:
     (p.root / WIKI_DB).parent.mkdir(parents=True, exist_ok=True)
     page = p.build / "compress" / "tour.html"
     wanted = args.servers.split(",")
-    entries = [e for e in (kiln_entry(), axum_entry(), nginx_entry(page)) if e[0].name in wanted]
+    entries = [e for e in (kiln_entry(), kiln_saved_entry(page), axum_entry(), nginx_entry(page)) if e[0].name in wanted]
     if not args.no_build:
-        build(p, [s for server, _ in entries for s in server.build(p)])
+        steps, seen = [], set()
+        for server, _ in entries:  # kiln and kiln-saved are one binary: built once
+            for step in server.build(p):
+                if (key := (tuple(step.argv), step.cwd)) not in seen:
+                    seen.add(key)
+                    steps.append(step)
+        build(p, steps)
     results = Results("compress", FIELDS)
     logs = out / "logs"
     for rep in range(args.reps):
         order = entries[rep % len(entries):] + entries[: rep % len(entries)] if rep else entries  # kiln first: the page copy
         for server, launch in order:
             port = free_port()
-            started = start(server, launch(p, port), port, logs / f"{server.name}.log", answers_200(WIKI_PAGE))
+            path = page_path(server.name)
+            started = start(server, launch(p, port), port, logs / f"{server.name}.log", answers_200(path))
             try:
                 if server.name == "kiln" and not started.failure and not page.exists():
                     page.write_bytes(http_get(port, WIKI_PAGE)[2])
@@ -214,16 +255,16 @@ def main(argv: list[str] | None = None) -> int:
                     why = started.failure
                     wire = body = 0
                     if not why:
-                        wire, body, why = one_response(port, encoding)
+                        wire, body, why = one_response(port, encoding, path)
                     if why:
                         results.add({**row, "status": why})
                         print(f"rep {rep} {server.name:16} {workload:10} {why}")
                         continue
                     try:
                         if args.warmup:
-                            wrk(port, encoding, args.warmup)
+                            wrk(port, encoding, args.warmup, path)
                         cpu = procfs.cpu_seconds(started.process.pid)
-                        command, output = wrk(port, encoding, args.duration)
+                        command, output = wrk(port, encoding, args.duration, path)
                         cpu = procfs.cpu_seconds(started.process.pid) - cpu
                         r = parse_wrk(output)
                     except (ParseError, subprocess.TimeoutExpired, OSError) as e:

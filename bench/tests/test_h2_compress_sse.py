@@ -62,6 +62,20 @@ class CompressedResponseTest(unittest.TestCase):
         self.assertIn("| 1.50x |", text)
         self.assertIn("| 1.010 |", text)
 
+    def test_nginx_is_also_compared_with_kiln_serving_the_same_saved_copy(self):
+        row = {"workload": "wiki-br", "status": "ok", "rps": 1000.0, "lat_p99_ms": 5.0, "wire_bytes": 3300,
+               "body_bytes": 3000}  # fmt: skip
+        rows = [{**row, "server": "kiln", "cpu_us_per_req": 200.0},
+                {**row, "server": "kiln-saved", "cpu_us_per_req": 80.0},
+                {**row, "server": "nginx-gzip", "cpu_us_per_req": 100.0}]  # fmt: skip
+        lines = compress.summarise(rows, ["kiln", "kiln-saved", "nginx-gzip"]).splitlines()
+        nginx = next(line for line in lines if "| nginx-gzip |" in line)
+        self.assertIn("| 0.50x | 1.25x |", nginx)
+        saved = next(line for line in lines if "| kiln-saved |" in line)
+        self.assertIn("| 0.40x |  |", saved)
+        self.assertEqual(compress.page_path("kiln-saved"), compress.SAVED_PAGE)
+        self.assertEqual(compress.page_path("nginx-gzip"), "/pages/tour")
+
 
 class IdleH2ClientTest(unittest.TestCase):
     def test_the_request_is_a_preface_settings_and_one_headers_frame(self):

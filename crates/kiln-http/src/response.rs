@@ -140,6 +140,42 @@ impl Response {
         })
     }
 
+    /// Removes every header named `name` (ASCII case-insensitive), as a layer that
+    /// changes a representation drops what no longer describes it; returns how many.
+    ///
+    /// ```
+    /// let mut res = kiln_http::Response::new();
+    /// res.append_header_unchecked(b"ETag", b"\"a\"");
+    /// res.append_header_unchecked(b"Accept-Ranges", b"bytes");
+    /// res.append_header_unchecked(b"etag", b"\"b\"");
+    /// assert_eq!(res.remove_header("ETag"), 2);
+    /// assert_eq!(res.remove_header("ETa"), 0);
+    /// assert_eq!(res.raw_headers(), b"Accept-Ranges: bytes\r\n");
+    /// ```
+    pub fn remove_header(&mut self, name: &str) -> usize {
+        // In place, without an allocation: the lines kept slide down over those removed.
+        let (mut read, mut write, mut removed) = (0, 0, 0);
+        while read < self.headers.len() {
+            let end =
+                self.headers[read..].iter().position(|&b| b == b'\n').map_or(self.headers.len(), |i| read + i + 1);
+            let line = &self.headers[read..end];
+            let named = line.len() > name.len()
+                && line[..name.len()].eq_ignore_ascii_case(name.as_bytes())
+                && line[name.len()] == b':';
+            if named {
+                removed += 1;
+            } else {
+                if write != read {
+                    self.headers.copy_within(read..end, write);
+                }
+                write += end - read;
+            }
+            read = end;
+        }
+        self.headers.truncate(write);
+        removed
+    }
+
     /// The body buffer; write the body here. Selecting it discards any other body.
     pub fn body_mut(&mut self) -> &mut Vec<u8> {
         self.body = Body::Buffer;

@@ -4,7 +4,8 @@
 //! the compressor's block fills. A whole body in gzip is libdeflate's, in one call
 //! ([`super::gzip_bulk`]), a streamed one on a deflate state from the worker's idle
 //! ones ([`super::gzip`]); zstd's context for a whole body is the worker's
-//! ([`super::zstd_context`]); brotli's window is sized to a whole body.
+//! ([`super::zstd_context`]); brotli is C brotli's ([`super::brotli`]), in one call for
+//! a whole body.
 
 use std::io::{self, Write};
 use std::pin::Pin;
@@ -18,37 +19,18 @@ use super::Levels;
 use super::gzip::Gzip;
 use super::negotiate::Encoding;
 
-/// Brotli's largest window here: 1 MiB, past the size of any page, and a fraction of
-/// the memory the 16 MiB maximum would hold per response.
-const BROTLI_WINDOW_BITS: u32 = 20;
-/// Brotli's smallest window (RFC 7932 §9.1: WBITS 10..=24).
-const BROTLI_MIN_WINDOW_BITS: u32 = 10;
-/// Brotli's own input buffer.
-const BROTLI_BUFFER: usize = 4096;
-
 pub(crate) enum Encoder {
     Gzip(Gzip),
-    Brotli(Box<brotli::CompressorWriter<Vec<u8>>>),
+    Brotli(Box<brotlic::CompressorWriter<Vec<u8>>>),
     Zstd(zstd::stream::write::Encoder<'static, Vec<u8>>),
 }
 
 impl Encoder {
-    /// An encoder whose output starts with room for `capacity` bytes; `body_len` is
-    /// the length of the whole body when known (not a stream).
-    pub(crate) fn new(
-        encoding: Encoding,
-        levels: &Levels,
-        capacity: usize,
-        body_len: Option<usize>,
-    ) -> io::Result<Encoder> {
+    /// An encoder for a stream, whose output starts with room for `capacity` bytes.
+    pub(crate) fn new(encoding: Encoding, levels: &Levels, capacity: usize) -> io::Result<Encoder> {
         Ok(match encoding {
             Encoding::Gzip => Encoder::Gzip(Gzip::new(levels.gzip, capacity)),
-            Encoding::Brotli => Encoder::Brotli(Box::new(brotli::CompressorWriter::new(
-                Vec::with_capacity(capacity),
-                BROTLI_BUFFER,
-                levels.brotli,
-                brotli_window_bits(body_len),
-            ))),
+            Encoding::Brotli => Encoder::Brotli(Box::new(super::brotli::stream(levels.brotli, capacity)?)),
             Encoding::Zstd => {
                 Encoder::Zstd(zstd::stream::write::Encoder::new(Vec::with_capacity(capacity), levels.zstd)?)
             }
@@ -86,15 +68,9 @@ impl Encoder {
     pub(crate) fn finish(self) -> io::Result<Vec<u8>> {
         match self {
             Encoder::Gzip(e) => e.finish(),
-            Encoder::Brotli(e) => Ok(e.into_inner()),
+            Encoder::Brotli(e) => e.into_inner().map_err(brotlic::IntoInnerError::into_error),
             Encoder::Zstd(e) => e.finish(),
         }
-    }
-
-    /// The whole of `body`, compressed.
-    fn compress(mut self, body: &[u8]) -> io::Result<Vec<u8>> {
-        self.write_all(body)?;
-        self.finish()
     }
 }
 
@@ -103,17 +79,8 @@ pub(crate) fn compress(encoding: Encoding, levels: &Levels, body: &[u8]) -> io::
     match encoding {
         Encoding::Gzip => super::gzip_bulk::compress(levels.gzip, body),
         Encoding::Zstd => super::zstd_context::compress(levels.zstd, body),
-        Encoding::Brotli => Encoder::new(encoding, levels, body.len() / 3, Some(body.len()))?.compress(body),
+        Encoding::Brotli => super::brotli::compress(levels.brotli, body),
     }
-}
-
-/// The window for a body of `len` bytes: the smallest that holds all of it (a larger
-/// one finds no more matches in it), as nginx sizes zlib's for a known length; the
-/// largest for a stream.
-fn brotli_window_bits(len: Option<usize>) -> u32 {
-    let Some(len) = len else { return BROTLI_WINDOW_BITS };
-    // RFC 7932 §9.1: the window is (1 << WBITS) - 16 bytes.
-    (BROTLI_MIN_WINDOW_BITS..BROTLI_WINDOW_BITS).find(|bits| (1usize << bits) - 16 >= len).unwrap_or(BROTLI_WINDOW_BITS)
 }
 
 /// A streamed body, compressed as it streams: each chunk of the inner stream is
@@ -200,7 +167,7 @@ mod tests {
     /// A decoder fed piece by piece, with what it decoded so far.
     enum Decoder {
         Gzip(Box<flate2::write::GzDecoder<Vec<u8>>>),
-        Brotli(Box<brotli::DecompressorWriter<Vec<u8>>>),
+        Brotli(Box<brotlic::DecompressorWriter<Vec<u8>>>),
         Zstd(zstd::stream::write::Decoder<'static, Vec<u8>>),
     }
 
@@ -208,7 +175,7 @@ mod tests {
         fn new(encoding: Encoding) -> Decoder {
             match encoding {
                 Encoding::Gzip => Decoder::Gzip(Box::new(flate2::write::GzDecoder::new(Vec::new()))),
-                Encoding::Brotli => Decoder::Brotli(Box::new(brotli::DecompressorWriter::new(Vec::new(), 4096))),
+                Encoding::Brotli => Decoder::Brotli(Box::new(brotlic::DecompressorWriter::new(Vec::new()))),
                 Encoding::Zstd => Decoder::Zstd(zstd::stream::write::Decoder::new(Vec::new()).unwrap()),
             }
         }
@@ -239,7 +206,7 @@ mod tests {
     fn each_chunk_decodes_before_the_next_is_produced() {
         for encoding in [Encoding::Gzip, Encoding::Brotli, Encoding::Zstd] {
             let script = Script(VecDeque::from([Some("data: one\n\n"), None, Some("data: two\n\n"), None]));
-            let encoder = Encoder::new(encoding, &Levels::default(), 0, None).unwrap();
+            let encoder = Encoder::new(encoding, &Levels::default(), 0).unwrap();
             let mut stream = Compressed::new(Box::pin(script), encoder);
             let mut decoder = Decoder::new(encoding);
             let Poll::Ready(Some(Ok(first))) = poll(&mut stream) else { panic!("{encoding:?}: no first chunk") };
@@ -257,17 +224,6 @@ mod tests {
             }
             assert_eq!(decoder.feed(&rest), "data: one\n\ndata: two\n\n", "{encoding:?}");
         }
-    }
-
-    #[test]
-    fn brotlis_window_is_the_smallest_that_holds_the_body() {
-        assert_eq!(brotli_window_bits(None), 20);
-        assert_eq!(brotli_window_bits(Some(0)), 10);
-        assert_eq!(brotli_window_bits(Some(1008)), 10);
-        assert_eq!(brotli_window_bits(Some(1009)), 11);
-        assert_eq!(brotli_window_bits(Some(18_689)), 15);
-        assert_eq!(brotli_window_bits(Some(1 << 20)), 20);
-        assert_eq!(brotli_window_bits(Some(usize::MAX)), 20);
     }
 
     #[test]

@@ -22,35 +22,25 @@ use std::io;
 
 use libdeflater::{CompressionLvl, Compressor};
 
+use super::room;
+
 /// Compressors a worker keeps, each for its level: the one level an app configures,
 /// and another should two apps with different levels share a worker. Past it the
 /// longest unused is freed, so that what is kept follows the levels in use.
 const MAX_KEPT: usize = 2;
 /// zlib's best level, the largest kiln's gzip level means.
 const MAX_LEVEL: u32 = 9;
-/// The largest output room a worker keeps from one body to the next, a page's worth:
-/// room allocated for each body would be zeroed for each (the bound is a little over
-/// the body's length, and libdeflater writes into an initialised slice), which cost
-/// about 1 % of the wiki page's instructions. A larger body gets room of its own.
-const MAX_SCRATCH: usize = 256 * 1024;
-
-/// What a worker keeps between bodies.
-struct Kept {
-    /// The compressors and their levels, the most recently used last.
-    compressors: Vec<(u32, Compressor)>,
-    /// Output room, at most [`MAX_SCRATCH`] bytes.
-    scratch: Vec<u8>,
-}
 
 thread_local! {
-    static KEPT: RefCell<Kept> = const { RefCell::new(Kept { compressors: Vec::new(), scratch: Vec::new() }) };
+    /// The compressors a worker keeps and their levels, the most recently used last.
+    static KEPT: RefCell<Vec<(u32, Compressor)>> = const { RefCell::new(Vec::new()) };
 }
 
 /// `body` as one gzip member (RFC 1952) at zlib's `level`.
 pub(crate) fn compress(level: u32, body: &[u8]) -> io::Result<Vec<u8>> {
     let level = level.min(MAX_LEVEL);
     let kept = KEPT.try_with(|kept| {
-        let Kept { compressors, scratch } = &mut *kept.borrow_mut();
+        let compressors = &mut *kept.borrow_mut();
         let compressor = match compressors.iter().position(|(l, _)| *l == level) {
             Some(at) => compressors.remove(at).1,
             None => new_compressor(level),
@@ -60,10 +50,10 @@ pub(crate) fn compress(level: u32, body: &[u8]) -> io::Result<Vec<u8>> {
         }
         compressors.push((level, compressor));
         let (_, compressor) = compressors.last_mut().expect("pushed above");
-        gzip(compressor, body, scratch)
+        gzip(compressor, body)
     });
     // A thread being torn down has nothing kept: a compressor for this body alone.
-    kept.unwrap_or_else(|_| gzip(&mut new_compressor(level), body, &mut Vec::new()))
+    kept.unwrap_or_else(|_| gzip(&mut new_compressor(level), body))
 }
 
 fn new_compressor(level: u32) -> Compressor {
@@ -71,24 +61,11 @@ fn new_compressor(level: u32) -> Compressor {
     Compressor::new(level)
 }
 
-fn gzip(compressor: &mut Compressor, body: &[u8], scratch: &mut Vec<u8>) -> io::Result<Vec<u8>> {
+fn gzip(compressor: &mut Compressor, body: &[u8]) -> io::Result<Vec<u8>> {
     // libdeflate's bound holds any input whatever its content (stored blocks at
     // worst), so the one call cannot run out of room.
     let bound = compressor.gzip_compress_bound(body.len());
-    if bound > MAX_SCRATCH {
-        let mut out = vec![0; bound];
-        let len = compressor.gzip_compress(body, &mut out).map_err(io::Error::other)?;
-        out.truncate(len);
-        // What compression saved goes back rather than being held while the
-        // response is sent.
-        out.shrink_to_fit();
-        return Ok(out);
-    }
-    if scratch.len() < bound {
-        scratch.resize(bound, 0);
-    }
-    let len = compressor.gzip_compress(body, &mut scratch[..bound]).map_err(io::Error::other)?;
-    Ok(scratch[..len].to_vec())
+    room::compress_into(bound, |room| compressor.gzip_compress(body, room).map_err(io::Error::other))
 }
 
 #[cfg(test)]
@@ -99,11 +76,7 @@ mod tests {
     use crate::layers::compression::gunzip;
 
     fn kept_levels() -> Vec<u32> {
-        KEPT.with(|kept| kept.borrow().compressors.iter().map(|(l, _)| *l).collect())
-    }
-
-    fn scratch_len() -> usize {
-        KEPT.with(|kept| kept.borrow().scratch.len())
+        KEPT.with(|kept| kept.borrow().iter().map(|(l, _)| *l).collect())
     }
 
     /// Incompressible bytes (xorshift).
@@ -161,19 +134,16 @@ mod tests {
     }
 
     #[test]
-    fn the_output_room_kept_is_bounded() {
+    fn a_body_after_a_larger_one_is_not_mixed_with_it() {
         let small = "<p>small</p>".repeat(1000);
-        let large = noise(MAX_SCRATCH + 1);
         let a = compress(4, small.as_bytes()).unwrap();
-        let kept = scratch_len();
-        assert!(kept >= small.len() && kept <= MAX_SCRATCH, "{kept}");
-        // A body past the bound gets room of its own; the kept room is unchanged.
+        // Past the kept room: room of its own; then the kept room again.
+        let large = noise(room::MAX_ROOM + 1);
         assert_eq!(gunzip(&compress(4, &large).unwrap()), large);
-        assert_eq!(scratch_len(), kept);
-        // Reused room: a body after a larger one is not mixed with what was there.
         let tiny = compress(4, b"<p>tiny</p>").unwrap();
         assert_eq!(gunzip(&tiny), b"<p>tiny</p>");
         assert_eq!(compress(4, small.as_bytes()).unwrap(), a);
+        assert!(room::kept_len() <= room::MAX_ROOM);
     }
 
     #[test]

@@ -1,10 +1,12 @@
 //! [`Compression`]: responses compressed with the best coding the client accepts
 //! (brotli, zstd, gzip), as an `App` layer.
 
+mod brotli;
 mod encoder;
 mod gzip;
 mod gzip_bulk;
 mod negotiate;
+mod room;
 mod zstd_context;
 
 use kiln_http::{Request, Response, StatusCode};
@@ -28,6 +30,7 @@ pub struct Levels {
     /// streamed one by zlib-rs. Past 9 counts as 9.
     pub gzip: u32,
     /// Brotli quality, 0–11 (default 4: smaller than gzip's 9 at about gzip's 5's cost).
+    /// Compressed by the C brotli library (as nginx's brotli module is). Past 11 counts as 11.
     pub brotli: u32,
     /// zstd, 1–22 (default 3, zstd's own default).
     pub zstd: i32,
@@ -47,11 +50,20 @@ impl Default for Levels {
 /// Left as they are: bodies under [`min_size`](Self::min_size), types that are
 /// compressed already (images but SVG, audio, video, WOFF fonts, archives) or unknown,
 /// `text/event-stream`, ranged responses (`206`, `Content-Range`), responses already
-/// encoded or marked `Cache-Control: no-transform`, files sent with `sendfile`, and
-/// responses with a strong `ETag` (a static file's validator names its exact bytes;
-/// static files are served from their precompressed `.br`/`.gz` siblings instead). A
-/// streamed body is compressed as it streams, each chunk flushed. `HEAD` gets the
-/// headers `GET` gets, and a `304` the `Vary` its `200` would carry.
+/// encoded (a static file's precompressed `.br`/`.gz` sibling) or marked
+/// `Cache-Control: no-transform`, and files sent with `sendfile` (static files over
+/// their cache's size limit). A streamed body is compressed as it streams, each chunk
+/// flushed. `HEAD` gets the headers `GET` gets, and a `304` the `Vary` its `200` would
+/// carry.
+///
+/// A static file without a precompressed sibling is compressed like any other body,
+/// per request, as nginx's `gzip on` does. A compressed response's strong `ETag` is
+/// made weak (`W/"…"`): the tag named the exact bytes of the uncompressed
+/// representation, and the compressed bytes are another (RFC 9110 §8.8.1), equivalent
+/// for the weak comparison `If-None-Match` uses (§13.1.2), never for the strong one of
+/// `If-Match` and `If-Range`; so a `304` to a client revalidating such a copy carries
+/// the weak tag too. Its `Accept-Ranges` goes: a range is of the uncompressed bytes
+/// (a `206` is never compressed), not of the bytes this response sent.
 ///
 /// ```
 /// use kiln::{App, Compression, Route};
@@ -131,11 +143,11 @@ impl Compression {
         if small && status != StatusCode::NOT_MODIFIED || self.encodings.is_empty() || (self.except)(path) {
             return;
         }
-        // RFC 9110 §15.4.5: a 304 carries the `Vary` its 200 would have; a strong
-        // validator's 200 (a static file) is never re-encoded, so has none from here.
+        // RFC 9110 §15.4.5: a 304 carries the `Vary` and the `ETag` its 200 would have.
         if status == StatusCode::NOT_MODIFIED {
-            if !has_strong_etag(res.raw_headers()) {
-                add_vary(res);
+            add_vary(res);
+            if revalidates_a_compressed_copy(&req, res.raw_headers()) {
+                weaken_etag(res);
             }
             return;
         }
@@ -149,7 +161,7 @@ impl Compression {
         add_vary(res);
         let Some(encoding) = negotiate(req.header("accept-encoding"), &self.encodings) else { return };
         if let Some(stream) = res.take_body_stream() {
-            match Encoder::new(encoding, &self.levels, 0, None) {
+            match Encoder::new(encoding, &self.levels, 0) {
                 Ok(encoder) => res.set_body_stream(Box::pin(Compressed::new(stream, encoder))),
                 Err(_) => {
                     res.set_body_stream(stream);
@@ -166,6 +178,10 @@ impl Compression {
             }
         }
         res.append_header_unchecked(b"Content-Encoding", encoding.name().as_bytes());
+        weaken_etag(res);
+        // nginx's gzip filter drops it too: a client resuming this body by range would
+        // be sent uncompressed bytes.
+        res.remove_header("accept-ranges");
     }
 
     /// Whether the response is one compression may change and would shrink.
@@ -176,9 +192,6 @@ impl Compression {
             return false;
         }
         if response_header(headers, "cache-control").is_some_and(|v| has_token(v, b"no-transform")) {
-            return false;
-        }
-        if has_strong_etag(headers) {
             return false;
         }
         if !response_header(headers, "content-type").is_some_and(compressible) {
@@ -193,8 +206,26 @@ impl Compression {
     }
 }
 
-fn has_strong_etag(headers: &[u8]) -> bool {
-    response_header(headers, "etag").is_some_and(|v| !v.starts_with(b"W/"))
+/// The strong `ETag` of `headers`, quotes included.
+fn strong_etag(headers: &[u8]) -> Option<&[u8]> {
+    response_header(headers, "etag").filter(|v| !v.starts_with(b"W/"))
+}
+
+/// `ETag: "x"` becomes `ETag: W/"x"`; a weak or absent one stays as it is.
+fn weaken_etag(res: &mut Response) {
+    let Some(tag) = strong_etag(res.raw_headers()) else { return };
+    let weak = [&b"W/"[..], tag].concat();
+    res.remove_header("etag");
+    res.append_header_unchecked(b"ETag", &weak);
+}
+
+/// Whether the request's `If-None-Match` names the weak form of the 304's strong tag:
+/// what this layer sent with a compressed copy, which the client (or a cache) now
+/// revalidates. The 304 must carry that tag for the cache to update the copy it holds
+/// (RFC 9111 §4.3.4).
+fn revalidates_a_compressed_copy(req: &Request<'_>, headers: &[u8]) -> bool {
+    let (Some(ours), Some(theirs)) = (strong_etag(headers), req.header("if-none-match")) else { return false };
+    theirs.split(|&b| b == b',').filter_map(|t| t.trim_ascii().strip_prefix(b"W/")).any(|t| t == ours)
 }
 
 fn add_vary(res: &mut Response) {
