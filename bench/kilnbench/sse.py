@@ -1,9 +1,11 @@
 """SSE fan-out (issue 23): one publish delivered over Server-Sent Events to 10,000
 subscribers on one core, kiln (`kiln::realtime::{Sse, Bus}`, the demo's `/bench/events`
 and `/bench/publish`) vs axum's `Sse` over a `tokio::sync::broadcast` channel
-(`bench/peers/axum-sse`).
+(`bench/peers/axum-sse`), and the floor under both: `sse-floor` (`bench/peers/sse-floor`, C,
+one epoll loop) renders each event once into kiln's bytes and writes it to every subscriber
+with one write(), so no server can deliver for less CPU on this kernel.
 
-    cd bench && python3 -m kilnbench.sse                                     # 3 reps, 10,000 subscribers, 50 events
+    cd bench && python3 -m kilnbench.sse                                     # 3 reps, 10,000 subscribers, 50 events, all three
     cd bench && python3 -m kilnbench.sse --reps 1 --subscribers 200 --events 3   # a smoke run
 
 The load is `bench/sseload` (C, epoll, built here with cc): it opens the subscribers (256
@@ -30,7 +32,7 @@ from . import procfs
 from .load import LOAD_CPU
 from .parse import ParseError, json_report
 from .runner import free_port
-from .servers import Options, Paths, Server, Step, cargo_peer, kiln
+from .servers import Launch, Options, Paths, Server, Step, _first_line, _peer_env, cargo_peer, kiln
 from .sidecar import Results, answers_200, argv_of, build, kiln_failed, median_of, raise_fd_limit, results_dir, start
 
 KILN_DB = "bench/.build/sse/kiln.sqlite"
@@ -75,12 +77,37 @@ def _sseload(paths: Paths) -> Path:
     return paths.build / "sseload" / "sseload"
 
 
+def sse_floor() -> Server:
+    """The fan-out floor (bench/peers/sse-floor/sse_floor.c): kiln's event bytes, one write() per
+    subscriber, nothing else."""
+
+    def build(paths: Paths) -> list[Step]:
+        (paths.build / "sse-floor").mkdir(parents=True, exist_ok=True)
+        source = paths.peers / "sse-floor" / "sse_floor.c"
+        return [Step(["cc", "-O2", "-o", str(paths.build / "sse-floor" / "sse_floor"), str(source)], paths.root)]
+
+    def launch(paths: Paths, port: int, opts: Options) -> Launch:
+        return Launch([str(paths.build / "sse-floor" / "sse_floor")], _peer_env(paths, port, opts))
+
+    return Server(
+        "sse-floor",
+        "C epoll loop: each publish rendered once into kiln's chunk, one write() per subscriber, no validation",
+        build,
+        launch,
+        lambda paths: _first_line(["cc", "--version"]),
+        tools={"cc": "gcc"},
+        checks_body=False,
+    )
+
+
 def entries() -> list[tuple[Server, object]]:
     k = kiln("kiln", access_log=False)
     axum = cargo_peer("axum-sse", "peer-axum-sse", ("axum", "tokio"), "axum Sse + tokio::sync::broadcast, current-thread runtime")
+    floor = sse_floor()
     return [
         (k, lambda paths, port: k.launch(paths, port, Options(database_url=f"sqlite://{KILN_DB}"))),
         (axum, lambda paths, port: axum.launch(paths, port, Options())),
+        (floor, lambda paths, port: floor.launch(paths, port, Options())),
     ]
 
 
@@ -132,7 +159,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--reps", type=int, default=3)
     parser.add_argument("--subscribers", type=int, default=10_000)
     parser.add_argument("--events", type=int, default=50)
-    parser.add_argument("--servers", default="kiln,axum-sse")
+    parser.add_argument("--servers", default="kiln,axum-sse,sse-floor")
     parser.add_argument("--out", type=Path, default=None)
     parser.add_argument("--no-build", action="store_true")
     args = parser.parse_args(argv)
