@@ -111,8 +111,9 @@ def instructions(server: str, binary: Path, subscribers: int, events: int) -> di
         try:
             wait_up(port)
             report, _ = fanout(proc.pid, port, subscribers, events, ["callgrind_control"], [])
-            dumps = sorted(Path(tmp).glob("callgrind.out*"), key=lambda p: p.stat().st_mtime)
-            total = callgrind_total(dumps[-1].read_text(errors="replace"))
+            # The `--dump` bracketing the publishes is `callgrind.out.1`; `callgrind.out` itself is
+            # written at exit with what ran after it (the shutdown), newest yet not the one to count.
+            total = callgrind_total((Path(tmp) / "callgrind.out.1").read_text(errors="replace"))
         finally:
             stop(proc)
     delivered = max(int(report["delivered"]), 1)
@@ -189,7 +190,7 @@ def idle(pid: int, port: int, subscribers: int, path: str, settle: float, warm: 
 
 def main() -> int:
     parser = argparse.ArgumentParser(prog="python3 -m kilnbench.ssecost", description=(__doc__ or "").splitlines()[0])
-    parser.add_argument("--server", choices=["kiln", "axum-sse"], required=True)
+    parser.add_argument("--server", choices=["kiln", "axum-sse", "sse-floor"], required=True)
     parser.add_argument("--binary", type=Path, required=True)
     parser.add_argument("--subscribers", type=int, default=1_000, help="for the counted fan-out")
     parser.add_argument("--events", type=int, default=10)

@@ -39,6 +39,16 @@ class SseloadReportTest(unittest.TestCase):
         ]  # fmt: skip
         self.assertIn("| 1.50x |", sse.summarise(rows))
 
+    def test_summary_has_each_servers_distance_from_the_floor(self):
+        row = {"status": "ok", "subscribers": 10, "delivered": 100, "missing": 0, "p50_ms": 1.0, "p99_ms": 2.0,
+               "round_p50_ms": 3.0, "deliveries_per_s": 3333}  # fmt: skip
+        rows = [{**row, "server": "kiln", "cpu_us_per_delivery": 2.4}, {**row, "server": "axum-sse", "cpu_us_per_delivery": 3.0},
+                {**row, "server": "sse-floor", "cpu_us_per_delivery": 2.0}]  # fmt: skip
+        lines = sse.summarise(rows).splitlines()
+        self.assertTrue(lines[2].endswith("| 2.40 |  | 1.20x |"), lines[2])
+        self.assertTrue(lines[3].endswith("| 3.00 | 1.25x | 1.50x |"), lines[3])
+        self.assertTrue(lines[4].endswith("| 2.00 | 0.83x |  |"), lines[4])
+
 
 class CompressedResponseTest(unittest.TestCase):
     def test_a_chunked_gzip_response_is_unframed(self):

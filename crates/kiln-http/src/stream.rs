@@ -20,8 +20,12 @@ pub(crate) const STREAM_BATCH: usize = 64 * 1024;
 /// What a stream had ready.
 #[derive(Debug, PartialEq, Eq)]
 pub(crate) enum Gathered {
-    /// Bytes wait in the write buffer: send them, then gather again.
+    /// Bytes wait in the write buffer and the stream is pending, its waker registered:
+    /// once they are sent, the stream need not be polled again until it wakes the task.
     Send,
+    /// A batch has gathered and the stream may have more ready: send it, then gather
+    /// again.
+    Full,
     /// The stream ended; its last chunk (the zero-length one when chunked) is framed.
     End,
     /// The stream failed: the body is incomplete, and the connection must be cut
@@ -31,7 +35,8 @@ pub(crate) enum Gathered {
 
 /// Frames into `out` every chunk `body` has ready, until it is pending, ends, fails,
 /// or a batch has gathered. Pending only when nothing waits in `out`: whatever is
-/// there (the response head, earlier chunks) is to be sent before waiting.
+/// there (the response head, earlier chunks) is to be sent before waiting, and
+/// `Send` says that the stream was pending after it.
 pub(crate) fn poll_gather(
     body: &mut BodyStream,
     cx: &mut Context<'_>,
@@ -53,7 +58,7 @@ pub(crate) fn poll_gather(
             Poll::Pending => return Poll::Ready(Gathered::Send),
         }
     }
-    Poll::Ready(Gathered::Send)
+    Poll::Ready(Gathered::Full)
 }
 
 /// Appends one chunk, framed (RFC 9112 §7.1: size in hex, CRLF, data, CRLF) or raw
@@ -156,7 +161,7 @@ mod tests {
         let mut body: BodyStream = Box::pin(Script(items.into_iter().collect()));
         let mut cx = Context::from_waker(Waker::noop());
         let mut out = Vec::new();
-        assert_eq!(poll_gather(&mut body, &mut cx, &mut out, false), Poll::Ready(Gathered::Send));
+        assert_eq!(poll_gather(&mut body, &mut cx, &mut out, false), Poll::Ready(Gathered::Full));
         assert_eq!(out.len(), 80 * 1024);
         out.clear();
         assert_eq!(poll_gather(&mut body, &mut cx, &mut out, true), Poll::Ready(Gathered::End));

@@ -26,6 +26,8 @@ struct Shared {
     produced: Arc<AtomicUsize>,
     /// Streams dropped (ended, cut, or abandoned by their client).
     dropped: Arc<AtomicUsize>,
+    /// Times any stream was polled.
+    polls: Arc<AtomicUsize>,
 }
 
 struct StreamService(Shared);
@@ -53,7 +55,7 @@ impl Service for StreamService {
             }
         };
         res.set_content_type("text/plain");
-        res.set_body_stream(Box::pin(Counted(Box::into_pin(body), shared.dropped)));
+        res.set_body_stream(Box::pin(Counted(Box::into_pin(body), shared.dropped, shared.polls)));
     }
 }
 
@@ -99,11 +101,13 @@ impl Stream for FirstThen {
     }
 }
 
-/// Counts its drop, so that a test sees when the engine let go of a stream.
-struct Counted(Pin<Box<dyn Stream<Item = std::io::Result<Bytes>>>>, Arc<AtomicUsize>);
+/// Counts its polls and its drop, so that a test sees how often the engine polled a
+/// stream and when it let go of it.
+struct Counted(Pin<Box<dyn Stream<Item = std::io::Result<Bytes>>>>, Arc<AtomicUsize>, Arc<AtomicUsize>);
 impl Stream for Counted {
     type Item = std::io::Result<Bytes>;
     fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        self.2.fetch_add(1, Ordering::SeqCst);
         self.0.as_mut().poll_next(cx)
     }
 }
@@ -172,6 +176,33 @@ fn regression_a_streamed_response_sends_its_head_and_each_chunk_as_produced() {
     s.write_all(b"GET / HTTP/1.1\r\nHost: a\r\n\r\n").unwrap();
     got.clear();
     read_until(&mut s, &mut got, b"plain");
+    handle.shutdown();
+    handle.wait().unwrap();
+}
+
+#[test]
+fn regression_a_quiet_stream_is_polled_twice_per_chunk_not_three_times() {
+    // Issue 23's fan-out: after each chunk went out the stream was polled once more only
+    // to learn that it was still pending, once per subscriber per event. Its pending
+    // answer before the write already registered the task.
+    let (handle, shared) = start(Server::new().workers(1));
+    let (tx, rx) = mpsc::unbounded_channel();
+    shared.live.lock().unwrap().push_back(rx);
+    let mut s = connect(&handle);
+    s.write_all(b"GET /live HTTP/1.1\r\nHost: a\r\n\r\n").unwrap();
+    let mut got = Vec::new();
+    read_until(&mut s, &mut got, b"\r\n\r\n");
+    const CHUNKS: usize = 10;
+    for _ in 0..CHUNKS {
+        got.clear();
+        tx.send(Bytes::from_static(b"event")).unwrap();
+        read_until(&mut s, &mut got, b"5\r\nevent\r\n");
+    }
+    // Once before the head went out, then per chunk: it, and the pending after it.
+    let polls = shared.polls.load(Ordering::SeqCst);
+    assert!(polls <= 1 + 2 * CHUNKS, "{polls} polls for {CHUNKS} chunks");
+    drop(tx);
+    read_until(&mut s, &mut got, b"0\r\n\r\n");
     handle.shutdown();
     handle.wait().unwrap();
 }

@@ -7,7 +7,7 @@ use std::io::{Read, Write};
 use std::time::Duration;
 
 use kiln_http::{HttpsRedirect, Limits, Server, Tls};
-use tls_support::{CLIENT_TIMEOUT, Cert, TempDir, client, connect, exchange, read_response, start, stop};
+use tls_support::{CLIENT_TIMEOUT, Cert, STREAMED, TempDir, client, connect, exchange, read_response, start, stop};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio_rustls::rustls::version::TLS13;
 
@@ -29,6 +29,23 @@ async fn a_large_static_file_over_tls_arrives_whole() {
     // The connection is still in step for the next request.
     stream.write_all(b"GET /pong HTTP/1.1\r\nHost: a\r\n\r\n").await.unwrap();
     assert_eq!(read_response(&mut stream).await.1, b"PONG");
+    stop(server);
+}
+
+#[tokio::test]
+async fn a_streamed_body_over_tls_sends_each_chunk_and_its_end() {
+    // Each chunk is written at once when the stream goes pending after it: bytes that
+    // TLS takes but holds must still reach the client.
+    let (cert, dir) = (Cert::new(), TempDir::new("stream"));
+    let (cert_path, key_path) = cert.write(dir.path());
+    let server = start(Tls::new(cert_path, key_path), Limits::default());
+    let mut stream = connect(server.local_addr(), &client(&cert.der, &[&TLS13], false)).await;
+    let answer = exchange(&mut stream, b"GET /stream HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n").await;
+    let (head, body) = answer.split_once("\r\n\r\n").expect("a head");
+    assert!(head.starts_with("HTTP/1.1 200 OK\r\n") && head.contains("Transfer-Encoding: chunked"), "{head}");
+    let framed: String =
+        STREAMED.iter().map(|c| format!("{:x}\r\n{}\r\n", c.len(), std::str::from_utf8(c).unwrap())).collect();
+    assert_eq!(body, format!("{framed}0\r\n\r\n"));
     stop(server);
 }
 

@@ -666,14 +666,22 @@ impl<T: Transport> Conn<T> {
     async fn send_stream(&mut self, mut body: BodyStream, chunked: bool) -> Flow {
         let mut watching = true;
         loop {
-            let (tcp, worker, held) = (self.stream.tcp(), &self.worker, self.held);
+            let (transport, worker, held) = (&mut self.stream, &self.worker, self.held);
             let (bufs, start) = (&mut self.bufs, &mut self.start);
             let gathered = poll_fn(|cx| {
                 if !bufs.is_allocated() {
                     *bufs = worker.acquire();
                 }
-                match stream::poll_gather(&mut body, cx, &mut bufs.write, chunked) {
-                    Poll::Pending if stream::poll_peer_closed(tcp, cx, &mut watching) => Poll::Ready(None),
+                let mut gathered = stream::poll_gather(&mut body, cx, &mut bufs.write, chunked);
+                // The stream is pending, with this task's waker: if the socket takes what
+                // it had at once, the task waits now instead of coming back to poll the
+                // stream only to learn that it is still pending (issue 23: a poll less
+                // per subscriber per event of a fan-out).
+                if gathered == Poll::Ready(Gathered::Send) && sent_at_once(transport, &mut bufs.write) {
+                    gathered = Poll::Pending;
+                }
+                match gathered {
+                    Poll::Pending if stream::poll_peer_closed(transport.tcp(), cx, &mut watching) => Poll::Ready(None),
                     Poll::Pending => {
                         release_while_quiet(worker, bufs, start, held);
                         Poll::Pending
@@ -682,7 +690,7 @@ impl<T: Transport> Conn<T> {
                 }
             });
             match gathered.await {
-                Some(Gathered::Send) => self.flush().await?,
+                Some(Gathered::Send | Gathered::Full) => self.flush().await?,
                 Some(Gathered::End) => return Ok(()),
                 Some(Gathered::Failed) | None => return Err(Stop::Done),
             }
@@ -762,7 +770,8 @@ impl<T: Transport> Conn<T> {
 
     /// Writes the write buffer out; the body timeout bounds each wait for progress.
     async fn flush(&mut self) -> Flow {
-        if !self.bufs.is_allocated() || self.bufs.write.is_empty() {
+        // Bytes the transport took but holds (TLS; see `sent_at_once`) are sent too.
+        if !self.bufs.is_allocated() || (self.bufs.write.is_empty() && !self.stream.has_unsent()) {
             return Ok(());
         }
         // Most flushes fit the socket buffer: try once before arming a timeout.
@@ -782,6 +791,23 @@ impl<T: Transport> Conn<T> {
         let result = Box::pin(write_two(&mut self.stream, &self.bufs.write[written..], &[], stall)).await;
         self.bufs.write.clear();
         result
+    }
+}
+
+/// Whether one write without waiting sent all of `out` (then emptied): what a quiet
+/// stream produced usually fits the socket buffer. Otherwise what was taken is dropped
+/// from `out` and [`Conn::flush`] sends the rest, or meets the error again and reports it.
+fn sent_at_once<T: Transport>(transport: &mut T, out: &mut Vec<u8>) -> bool {
+    match transport.try_write(out) {
+        Ok(n) if n == out.len() && !transport.has_unsent() => {
+            out.clear();
+            true
+        }
+        Ok(n) => {
+            out.drain(..n);
+            false
+        }
+        Err(_) => false,
     }
 }
 

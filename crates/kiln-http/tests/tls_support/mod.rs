@@ -5,8 +5,10 @@
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
+use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::task::{Context, Poll};
 use std::time::Duration;
 
 use kiln_http::{Limits, Request, Response, Server, ServerHandle, Service, Tls};
@@ -68,6 +70,7 @@ impl Cert {
 }
 
 /// `/pong`: `PONG`; `/slow`: waits 300 ms; `/file?PATH`: the file, by `set_body_file`;
+/// `/stream`: [`STREAMED`] as a body stream, pending between its chunks;
 /// `/hsts-own`: sets its own `Strict-Transport-Security`; anything else: the target.
 pub struct TestService;
 
@@ -85,9 +88,36 @@ impl Service for TestService {
                 let len = file.metadata().unwrap().len();
                 res.set_body_file(file, 0, len);
             }
+            "/stream" => res.set_body_stream(Box::pin(Stepped { chunks: STREAMED.to_vec(), pending: true })),
             "/hsts-own" => res.insert_header("strict-transport-security", b"max-age=5").unwrap(),
             _ => res.body_mut().extend_from_slice(req.target().as_bytes()),
         }
+    }
+}
+
+/// The chunks `/stream` sends.
+pub const STREAMED: [&[u8]; 3] = [b"one", b"twenty-two chars long.", b"three"];
+
+/// Yields `chunks` in order, pending (and waking itself) before each, as an event
+/// stream between its events.
+struct Stepped {
+    chunks: Vec<&'static [u8]>,
+    pending: bool,
+}
+
+impl futures_core::Stream for Stepped {
+    type Item = std::io::Result<kiln_http::Bytes>;
+
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        let pending = !self.pending;
+        if std::mem::replace(&mut self.pending, pending) {
+            cx.waker().wake_by_ref();
+            return Poll::Pending;
+        }
+        if self.chunks.is_empty() {
+            return Poll::Ready(None);
+        }
+        Poll::Ready(Some(Ok(kiln_http::Bytes::from_static(self.chunks.remove(0)))))
     }
 }
 

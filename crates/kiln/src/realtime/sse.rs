@@ -265,7 +265,7 @@ impl<S: Stream<Item = Event>> Stream for SseBody<S> {
 
     fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
         let this = &mut *self;
-        if Pin::new(&mut this.drain).poll(cx).is_ready() {
+        if this.drain.is_draining() {
             return Poll::Ready(None);
         }
         match this.events.as_mut().poll_next(cx) {
@@ -275,6 +275,11 @@ impl<S: Stream<Item = Event>> Stream for SseBody<S> {
             }
             Poll::Ready(None) => return Poll::Ready(None),
             Poll::Pending => {}
+        }
+        // The task waits for the drain only when it is about to wait at all: a stream
+        // with an event ready pays no waker registration for it.
+        if Pin::new(&mut this.drain).poll(cx).is_ready() {
+            return Poll::Ready(None);
         }
         // The timer is set once per period, not once per event: busy streams pay
         // nothing for it, and a quiet one gets a comment at most a period late.
