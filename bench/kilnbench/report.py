@@ -193,31 +193,50 @@ def _paired_table(rows: list[dict], workload: str) -> list[str]:
     return lines
 
 
+IDLE_TOOLS = ("idle", "ws-idle")
+"""The tools that open connections and hold them idle: their workloads are memory figures."""
+
+
+def _idle_workloads(table: dict[str, dict[str, Cell]]) -> list[str]:
+    """The workloads of the run that held connections idle, `idle-10k` first."""
+    held = [w for w in table if WORKLOADS.get(w) is not None and WORKLOADS[w].tool in IDLE_TOOLS]
+    return sorted(held, key=lambda w: (w != "idle-10k", w))
+
+
+def kib_per_conn(c: Cell | None) -> float | None:
+    """RSS with the connections held minus RSS right before they opened, ÷ connections held."""
+    if c is None or not c.rss_peak_kb or not c.rss_idle_kb or not c.requests:
+        return None
+    return (c.rss_peak_kb - c.rss_idle_kb) / c.requests
+
+
 def _idle_table(rows: list[dict], table: dict[str, dict[str, Cell]]) -> list[str]:
     at_start: dict[str, list[float | None]] = defaultdict(list)
     for row in rows:
         if row["workload"] == "(idle)" and row["status"] == MEASURED:
             at_start[row["server"]].append(_num(row["rss_idle_kb"]))
-    held = table.get("idle-10k", {})
+    idle = _idle_workloads(table)
     peaks: dict[str, float] = defaultdict(float)
-    for by_server in table.values():
+    for workload, by_server in table.items():
         for name, c in by_server.items():
-            if c.workload != "idle-10k":
+            if workload not in idle:
                 peaks[name] = max(peaks[name], c.rss_peak_kb or 0)
-    names = sorted(set(at_start) | set(held), key=lambda s: (s != REFERENCE, s != BASELINE, s))
+    servers = set(at_start) | {name for w in idle for name in table[w]}
+    names = sorted(servers, key=lambda s: (s != REFERENCE, s != BASELINE, s))
     lines = [
-        "| server | RSS at start MiB | peak under load MiB | with idle conns MiB | idle conns held | KiB per conn |",
-        "|---|--:|--:|--:|--:|--:|",
+        "| server | RSS at start MiB | peak under load MiB | held idle | RSS before MiB | with idle conns MiB | idle conns held | KiB per conn |",
+        "|---|--:|--:|---|--:|--:|--:|--:|",
     ]
     for name in names:
-        c = held.get(name)
-        per_conn = "–"
-        if c and c.rss_peak_kb and c.rss_idle_kb and c.requests:
-            per_conn = f"{(c.rss_peak_kb - c.rss_idle_kb) / c.requests:.2f}"
-        lines.append(
-            f"| {name} | {_mib(_median(at_start.get(name, [])))} | {_mib(peaks.get(name) or None)} | "
-            f"{_mib(c.rss_peak_kb if c else None)} | {_f(c.requests if c else None)} | {per_conn} |"
-        )
+        start, peak = _mib(_median(at_start.get(name, []))), _mib(peaks.get(name) or None)
+        held = [(w, table[w][name]) for w in idle if name in table[w]] or [("–", None)]
+        for workload, c in held:
+            per_conn = kib_per_conn(c)
+            lines.append(
+                f"| {name} | {start} | {peak} | {workload} | {_mib(c.rss_idle_kb if c else None)} | "
+                f"{_mib(c.rss_peak_kb if c else None)} | {_f(c.requests if c else None)} | "
+                f"{_f(per_conn, '{:.2f}')} |"
+            )
     return lines
 
 
@@ -235,7 +254,7 @@ def _variant_table(table: dict[str, dict[str, Cell]], pairs: list[tuple[str, str
 
 def overview_table(table: dict[str, dict[str, Cell]], workloads: list[str]) -> list[str]:
     """Median req/s of every server on the throughput workloads, floor first: the table for the project README."""
-    workloads = [w for w in workloads if w != "idle-10k"]
+    workloads = [w for w in workloads if WORKLOADS.get(w) is None or WORKLOADS[w].tool not in IDLE_TOOLS]
     servers: set[str] = set()
     for w in workloads:
         servers |= set(table[w])
@@ -310,7 +329,7 @@ def write_summary(out: Path, rows: list[dict], title: str, settings_line: str) -
     workloads = _workload_order(table)
     mix = mix_tables(table)
     # The mix table shows the /mix workloads better than a column each in the overview.
-    overview = [w for w in workloads if not (mix and w in WORKLOADS and WORKLOADS[w].mix)]
+    overview = [w for w in workloads if not (mix and w in WORKLOADS and WORKLOADS[w].mix) and w not in _idle_workloads(table)]
     md = [
         f"# {title}",
         "",

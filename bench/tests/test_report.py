@@ -58,6 +58,22 @@ class SummaryTest(unittest.TestCase):
         self.assertIn("| go | (build) | build failed | go: not found |", text)
 
 
+    def test_regression_the_memory_table_left_kib_per_conn_empty_for_ws_and_sse_idle(self):
+        # Session 11's idle run printed "–" for both: only `idle-10k` was looked at.
+        rows = []
+        for workload, before, held in (("ws-idle-10k", 7668, 24556), ("sse-idle-10k", 10188, 32032)):
+            r = row("kiln", workload, 1, None)
+            r |= {"rps": "", "requests": "10000", "rss_idle_kb": str(before), "rss_peak_kb": str(held)}
+            rows.append(r)
+        with tempfile.TemporaryDirectory() as out:
+            write_summary(Path(out), rows, "t", "")
+            text = (Path(out) / "summary.md").read_text()
+        memory = text.split("## Memory")[1]
+        self.assertIn("| ws-idle-10k | 7.5 | 24.0 | 10,000 | 1.69 |", memory)
+        self.assertIn("| sse-idle-10k | 9.9 | 31.3 | 10,000 | 2.18 |", memory)
+        self.assertNotIn("## Overview", text)
+
+
 MIX_ROWS = [
     row("kiln", "mix-blocking-e5-c10", 1, 100.0),
     row("kiln", "mix-async-e5-c10", 1, 400.0, errors=3),

@@ -33,7 +33,12 @@ pub(crate) async fn events(
     State(worker): State<Worker>,
     last: Option<LastEventId>,
 ) -> Result<Sse<BusEvents>, SiteError> {
-    model::page(&worker.db, &route.slug).await?;
+    // Whether the page exists, not the page: each subscription would otherwise load its
+    // whole text on the database thread only to drop it, and a burst of subscribers
+    // leaves that thread's heap grown by as many texts (issue 23's idle memory).
+    if !model::page_exists(&worker.db, &route.slug).await? {
+        return Err(SiteError::not_found());
+    }
     let after = last.and_then(|id| id.parse());
     Ok(Sse::new(worker.site.bus.resume(&topic(&route.slug), after).events()))
 }
