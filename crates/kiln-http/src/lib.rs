@@ -78,9 +78,6 @@ mod h2;
 mod handover;
 mod head;
 mod listeners;
-// The one allocator-level piece: a free list of blocks for per-request futures.
-#[allow(unsafe_code)]
-mod pooled;
 mod proxy_protocol;
 mod readiness;
 mod rejection;

@@ -14,7 +14,6 @@ use crate::config::Limits;
 use crate::drain::Signal;
 use crate::gauge::OpenConnections;
 use crate::head::Head;
-use crate::pooled::Blocks;
 use crate::response::Response;
 
 /// Capacity a connection's read and write buffers start with.
@@ -72,9 +71,6 @@ pub(crate) struct Worker {
     // pointer, with no allocation and no copy.
     #[allow(clippy::vec_box)]
     pool: RefCell<Vec<Box<ConnBufs>>>,
-    /// Where a connection's per-request future lives while a request is answered (see
-    /// [`crate::pooled`]).
-    pub(crate) blocks: Blocks,
     /// Open connections, for the per-worker limit and the end of shutdown.
     pub(crate) connections: Cell<usize>,
     /// The same count, for `/metrics` on any thread ([`crate::open_connections`]).
@@ -102,7 +98,6 @@ impl Worker {
             date: Cell::new(render_date()),
             coarse_now: Cell::new(Instant::now()),
             pool: RefCell::new(Vec::new()),
-            blocks: Blocks::default(),
             connections: Cell::new(0),
             open: OpenConnections::install(),
             shutting_down: Cell::new(false),

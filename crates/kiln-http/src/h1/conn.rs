@@ -92,16 +92,15 @@ type Flow<T = ()> = Result<T, Stop>;
 
 /// Serves one accepted connection until it closes.
 /// `slot` is the one `Worker::open_connection` gave it; it is closed here.
-///
-/// Not an `async fn`: an async fn's arguments stay in its future beside the
-/// connection they are moved into, for the connection's whole life.
-pub(crate) fn serve<S: Service, T: Transport>(
+pub(crate) async fn serve<S: Service, T: Transport>(
     stream: T,
     peer: SocketAddr,
     service: Rc<S>,
     worker: Rc<Worker>,
     slot: usize,
-) -> impl Future<Output = ()> {
+) {
+    let idle_deadline = worker.coarse_now() + worker.limits.idle_timeout;
+    let idle_timer = Box::pin(tokio::time::sleep_until(idle_deadline));
     let bufs = Bufs::default();
     let conn = Conn {
         stream,
@@ -110,40 +109,48 @@ pub(crate) fn serve<S: Service, T: Transport>(
         bufs,
         start: 0,
         served: 0,
-        idle_timer: None,
+        idle_timer,
         slot,
         held: 0,
         lowat: false,
         streaming: None,
     };
-    serve_http(conn, service)
+    serve_http(conn, service).await;
 }
 
-/// Answers requests on `conn` until it closes or it is upgraded; a response whose body
-/// is a stream is sent from here, between requests.
+/// Answers requests on `conn` until it closes, it is upgraded, or a response's body is
+/// a stream, which goes on in a task of its own (see [`serve_stream`]).
 async fn serve_http<S: Service, T: Transport>(mut conn: Conn<T>, service: Rc<S>) {
-    let finished = loop {
-        let finished = conn.run(&*service).await.is_ok();
-        let Some(streaming) = conn.streaming.take().filter(|_| finished) else { break finished };
-        // A streamed body (an event stream) may go on for hours, in this task: the
-        // request's state is back in the worker's blocks, so what the stream holds is
-        // the connection and its body (issue 23: ten thousand quiet SSE subscribers cost
-        // about what ten thousand idle connections do). The idle timer is freed until
-        // the connection waits for a request again.
-        conn.idle_timer = None;
-        match conn.send_stream(streaming.body, streaming.chunked).await {
-            Ok(()) if streaming.keep_alive => {}
-            Ok(()) => break conn.flush().await.is_ok(),
-            Err(_) => break false,
-        }
-    };
-    // In the worker's blocks: the close's state (the linger's timers) would otherwise
-    // sit in every connection's future, idle or streaming.
-    let worker = Rc::clone(&conn.worker);
-    worker.blocks.boxed(conn.finish(finished)).await;
+    let finished = conn.run(&*service).await.is_ok();
+    if let Some(streaming) = conn.streaming.take().filter(|_| finished) {
+        // A streamed body (an event stream) may go on for hours: it goes on in a task
+        // sized for sending it alone, not in this one, whose future is sized for HTTP's
+        // largest state (issue 23: ten thousand quiet SSE subscribers must cost about
+        // what ten thousand idle connections do). The connection keeps its slot.
+        tokio::task::spawn_local(serve_stream(conn, service, streaming));
+        return;
+    }
+    conn.finish(finished).await;
 }
 
-/// A response body to stream, taken out of the request loop (see [`serve_http`]).
+/// Sends a streamed body whose head `conn` has encoded, then goes back to answering
+/// requests on a new task if the connection stays open.
+async fn serve_stream<S: Service, T: Transport>(mut conn: Conn<T>, service: Rc<S>, streaming: Streaming) {
+    let sent = conn.send_stream(streaming.body, streaming.chunked).await;
+    let finished = match sent {
+        Ok(()) if streaming.keep_alive => {
+            // Spawned rather than awaited: this task stays small while the stream runs.
+            tokio::task::spawn_local(serve_http(conn, service));
+            return;
+        }
+        Ok(()) => conn.flush().await.is_ok(),
+        Err(_) => false,
+    };
+    // Boxed: the close's state would otherwise sit in the task while the stream runs.
+    Box::pin(conn.finish(finished)).await;
+}
+
+/// A response body to stream, taken out of the request loop (see [`serve_stream`]).
 struct Streaming {
     body: BodyStream,
     chunked: bool,
@@ -181,17 +188,16 @@ struct Conn<T> {
     /// Where the request being read begins in `bufs.read`.
     start: usize,
     served: u64,
-    /// One timer for the connection's waits for a request, moved forward on the coarse
-    /// clock rather than created per request: pushing a deadline later touches no timer
-    /// wheel. Made by the first wait; none while a streamed body is sent.
-    idle_timer: Option<Pin<Box<Sleep>>>,
+    /// One timer for the connection's whole life, moved forward on the coarse clock
+    /// rather than created per request: pushing a deadline later touches no timer wheel.
+    idle_timer: Pin<Box<Sleep>>,
     /// Where this connection parks its waker while idle (see `Worker::park`).
     slot: usize,
     /// Bytes of the worker's buffering budget this connection holds.
     held: usize,
     /// Whether `NOTSENT_LOWAT` is set: on the first write that cannot finish at once.
     lowat: bool,
-    /// A streamed body whose head is encoded, for `serve_http` to send between requests.
+    /// A streamed body whose head is encoded, for `serve_http` to hand to its own task.
     streaming: Option<Streaming>,
 }
 
@@ -239,8 +245,6 @@ impl<T: Transport> Conn<T> {
     }
 
     async fn run<S: Service>(&mut self, service: &S) -> Flow {
-        // Apart from `self`, which each request's future borrows whole.
-        let worker = Rc::clone(&self.worker);
         let mut in_a_row = 0;
         loop {
             // A connection holds buffers only between a request's first bytes and the
@@ -266,14 +270,10 @@ impl<T: Transport> Conn<T> {
                 in_a_row = 0;
             }
             in_a_row += 1;
-            // Answering is this future's largest state by far (the service's future, a
-            // body read, a file sent): it lives in one of the worker's blocks while the
-            // request is answered, so that an idle connection, or a quiet stream whose
-            // request is answered, does not carry its size (see `crate::pooled`).
-            let keep_alive = worker.blocks.boxed(self.serve_one(service)).await?;
+            let keep_alive = self.serve_one(service).await?;
             if let Some(streaming) = &mut self.streaming {
-                // The body goes out from `serve_http`, out of this request's block,
-                // which then goes on as this loop would have.
+                // The body goes out from `serve_stream`, which then goes on as this
+                // loop would have.
                 streaming.keep_alive = keep_alive;
                 return Ok(());
             }
@@ -308,21 +308,20 @@ impl<T: Transport> Conn<T> {
     /// or shutdown began and the connection stayed idle through its last call.
     async fn wait_idle(&mut self) -> Flow<bool> {
         let deadline = self.worker.coarse_now() + self.worker.limits.idle_timeout;
-        let timer = self.idle_timer.get_or_insert_with(|| Box::pin(tokio::time::sleep_until(deadline)));
-        if timer.deadline() != deadline {
-            timer.as_mut().reset(deadline);
+        if self.idle_timer.deadline() != deadline {
+            self.idle_timer.as_mut().reset(deadline);
         }
         let mut last_call = false;
         loop {
             if self.worker.shutting_down.get() && !last_call {
                 last_call = true;
                 let deadline = Instant::now() + SHUTDOWN_IDLE_WAIT;
-                if deadline < timer.deadline() {
-                    timer.as_mut().reset(deadline);
+                if deadline < self.idle_timer.deadline() {
+                    self.idle_timer.as_mut().reset(deadline);
                 }
             }
             let (stream, worker, bufs, timer, slot) =
-                (&self.stream, &self.worker, &mut self.bufs, &mut *timer, self.slot);
+                (&self.stream, &self.worker, &mut self.bufs, &mut self.idle_timer, self.slot);
             let idle = poll_fn(|cx| match stream.poll_read_ready(cx) {
                 Poll::Pending => {
                     if bufs.is_allocated() {

@@ -70,14 +70,6 @@ impl Service for TestService {
                 tokio::time::sleep(Duration::from_millis(300)).await;
                 res.set_body_static(b"slow done");
             }
-            // Holds 2 KiB across an await, as a framework's router holds its handlers'
-            // futures: this service's future is as large as a real application's (the
-            // demo's: some 2 KiB), which an idle connection must not carry.
-            "/weighty" => {
-                let scratch = std::hint::black_box([b'w'; 2048]);
-                tokio::task::yield_now().await;
-                res.body_mut().extend_from_slice(&scratch[..7]);
-            }
             "/big" => res.body_mut().resize(256 * 1024, b'x'),
             // `/sized?N`: a body of N bytes built in memory.
             "/sized" => {

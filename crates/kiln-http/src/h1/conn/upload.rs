@@ -185,7 +185,7 @@ impl<T: Transport> Conn<T> {
         let keep_alive = self.write_response(parsed, keep_alive).await?;
         self.give_back();
         if !in_step {
-            // A streamed answer goes out here, before the linger, not from `serve_http`.
+            // A streamed answer goes out here, before the linger, not from its own task.
             if let Some(streaming) = self.streaming.take() {
                 self.send_stream(streaming.body, streaming.chunked).await?;
             }
