@@ -67,6 +67,7 @@ fn window_bits(len: Option<usize>) -> u8 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::layers::compression::noise;
 
     fn decode(bytes: &[u8]) -> Vec<u8> {
         let mut out = vec![0; 1 << 22];
@@ -89,15 +90,7 @@ mod tests {
     #[test]
     fn every_quality_round_trips_text_and_noise() {
         let page: String = (0..3000).map(|i| format!("<li>item {i}</li>\n")).collect();
-        let mut x = 0x2545_f491_u32;
-        let noise: Vec<u8> = (0..40_000)
-            .map(|_| {
-                x ^= x << 13;
-                x ^= x >> 17;
-                x ^= x << 5;
-                x as u8
-            })
-            .collect();
+        let noise = noise(40_000);
         for quality in [0, 1, 2, 4, 5, 9, 11, 12, u32::MAX] {
             for body in [&b""[..], b"a", page.as_bytes(), &noise] {
                 let out = compress(quality, body).unwrap();

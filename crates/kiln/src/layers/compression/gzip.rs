@@ -113,7 +113,7 @@ impl Drop for Gzip {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::layers::compression::gunzip;
+    use crate::layers::compression::{gunzip, noise};
 
     fn idle() -> usize {
         IDLE.with(|idle| idle.borrow().len())
@@ -160,15 +160,7 @@ mod tests {
     fn output_grows_past_the_capacity_given() {
         // Incompressible bytes: the output is larger than the input and than any
         // capacity guessed from it.
-        let mut x = 0x9e37_79b9_u32;
-        let noise: Vec<u8> = (0..100_000)
-            .map(|_| {
-                x ^= x << 13;
-                x ^= x >> 17;
-                x ^= x << 5;
-                x as u8
-            })
-            .collect();
+        let noise = noise(100_000);
         let mut gzip = Gzip::new(4, 10);
         gzip.write(&noise, FlushCompress::None).unwrap();
         assert_eq!(gunzip(&gzip.finish().unwrap()), noise);

@@ -73,23 +73,10 @@ mod tests {
     use std::io::Read;
 
     use super::*;
-    use crate::layers::compression::gunzip;
+    use crate::layers::compression::{gunzip, noise};
 
     fn kept_levels() -> Vec<u32> {
         KEPT.with(|kept| kept.borrow().iter().map(|(l, _)| *l).collect())
-    }
-
-    /// Incompressible bytes (xorshift).
-    fn noise(len: usize) -> Vec<u8> {
-        let mut x = 0x9e37_79b9_u32;
-        (0..len)
-            .map(|_| {
-                x ^= x << 13;
-                x ^= x >> 17;
-                x ^= x << 5;
-                x as u8
-            })
-            .collect()
     }
 
     #[test]

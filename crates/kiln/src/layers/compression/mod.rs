@@ -272,6 +272,20 @@ fn compressible(content_type: &[u8]) -> bool {
     )
 }
 
+/// Incompressible bytes (xorshift), for the encoders' tests: output larger than input.
+#[cfg(test)]
+fn noise(len: usize) -> Vec<u8> {
+    let mut x = 0x9e37_79b9_u32;
+    (0..len)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 17;
+            x ^= x << 5;
+            x as u8
+        })
+        .collect()
+}
+
 /// A gzip body decoded, for the tests of the two gzip encoders.
 #[cfg(test)]
 fn gunzip(bytes: &[u8]) -> Vec<u8> {
