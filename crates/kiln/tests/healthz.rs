@@ -2,29 +2,14 @@
 //! drain delay during which the server still answers, then the server stops.
 //! Alone in its test binary: it sends SIGTERM to its own process.
 
-use std::io::{Read, Write};
-use std::net::{SocketAddr, TcpStream};
-use std::time::{Duration, Instant};
+mod healthz_support;
 
+use std::net::TcpStream;
+use std::time::Duration;
+
+use healthz_support::{poll, status};
 use kiln::App;
 use kiln::http::Server;
-
-fn status(addr: SocketAddr) -> Option<u16> {
-    let mut s = TcpStream::connect(addr).ok()?;
-    s.set_read_timeout(Some(Duration::from_secs(10))).ok()?;
-    s.write_all(b"GET /healthz HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n").ok()?;
-    let mut out = Vec::new();
-    let _ = s.read_to_end(&mut out);
-    std::str::from_utf8(out.get(9..12)?).ok()?.parse().ok()
-}
-
-fn poll(what: &str, mut done: impl FnMut() -> bool) {
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while !done() {
-        assert!(Instant::now() < deadline, "timed out waiting for {what}");
-        std::thread::sleep(Duration::from_millis(10));
-    }
-}
 
 #[test]
 fn healthz_answers_503_once_sigterm_begins_the_drain_and_the_server_stops_after_it() {
