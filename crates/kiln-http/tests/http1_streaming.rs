@@ -140,6 +140,18 @@ fn read_until(s: &mut TcpStream, got: &mut Vec<u8>, end: &[u8]) {
     }
 }
 
+/// Opens a `/live` stream fed by the returned sender and reads its head (left in the
+/// returned buffer).
+fn open_live(handle: &ServerHandle, shared: &Shared) -> (mpsc::UnboundedSender<Bytes>, TcpStream, Vec<u8>) {
+    let (tx, rx) = mpsc::unbounded_channel();
+    shared.live.lock().unwrap().push_back(rx);
+    let mut s = connect(handle);
+    s.write_all(b"GET /live HTTP/1.1\r\nHost: a\r\n\r\n").unwrap();
+    let mut got = Vec::new();
+    read_until(&mut s, &mut got, b"\r\n\r\n");
+    (tx, s, got)
+}
+
 fn wait_for(what: &str, mut done: impl FnMut() -> bool) {
     let deadline = Instant::now() + Duration::from_secs(10);
     while !done() {
@@ -153,12 +165,7 @@ fn regression_a_streamed_response_sends_its_head_and_each_chunk_as_produced() {
     // Issue 23: a stream was held back until 64 KiB had gathered, so an event stream
     // sent nothing, not even its head.
     let (handle, shared) = start(Server::new().workers(1));
-    let (tx, rx) = mpsc::unbounded_channel();
-    shared.live.lock().unwrap().push_back(rx);
-    let mut s = connect(&handle);
-    s.write_all(b"GET /live HTTP/1.1\r\nHost: a\r\n\r\n").unwrap();
-    let mut got = Vec::new();
-    read_until(&mut s, &mut got, b"\r\n\r\n");
+    let (tx, mut s, mut got) = open_live(&handle, &shared);
     let head = String::from_utf8_lossy(&got).into_owned();
     assert!(head.starts_with("HTTP/1.1 200 OK\r\n"), "{head}");
     assert!(head.contains("Transfer-Encoding: chunked\r\n"), "{head}");
@@ -186,12 +193,7 @@ fn regression_a_quiet_stream_is_polled_twice_per_chunk_not_three_times() {
     // to learn that it was still pending, once per subscriber per event. Its pending
     // answer before the write already registered the task.
     let (handle, shared) = start(Server::new().workers(1));
-    let (tx, rx) = mpsc::unbounded_channel();
-    shared.live.lock().unwrap().push_back(rx);
-    let mut s = connect(&handle);
-    s.write_all(b"GET /live HTTP/1.1\r\nHost: a\r\n\r\n").unwrap();
-    let mut got = Vec::new();
-    read_until(&mut s, &mut got, b"\r\n\r\n");
+    let (tx, mut s, mut got) = open_live(&handle, &shared);
     const CHUNKS: usize = 10;
     for _ in 0..CHUNKS {
         got.clear();
