@@ -264,26 +264,38 @@ def cargo_peer(
     return Server(name, description, build, launch, version, tools={"cargo": "cargo"}, workloads=workloads)
 
 
-def floor() -> Server:
+def c_peer(name: str, source: str, description: str, workloads: frozenset[str] | None = None) -> Server:
+    """A one-file C program under bench/peers (`source`, e.g. `floor/floor.c`), built with
+    `cc -O2` into bench/.build/<its folder>/ and started with PORT set; its body is not checked."""
+    folder, file = source.split("/")
+    binary = file.removesuffix(".c")
+
     def build(paths: Paths) -> list[Step]:
-        (paths.build / "floor").mkdir(parents=True, exist_ok=True)
-        source = paths.peers / "floor" / "floor.c"
-        return [Step(["cc", "-O2", "-o", str(paths.build / "floor" / "floor"), str(source)], paths.root)]
+        (paths.build / folder).mkdir(parents=True, exist_ok=True)
+        return [Step(["cc", "-O2", "-o", str(paths.build / folder / binary), str(paths.peers / source)], paths.root)]
 
     def launch(paths: Paths, port: int, opts: Options) -> Launch:
-        return Launch([str(paths.build / "floor" / "floor")], _peer_env(paths, port, opts))
+        return Launch([str(paths.build / folder / binary)], _peer_env(paths, port, opts))
 
     return Server(
-        "floor",
-        "C epoll loop, one canned response per read, no parsing: the machine's limit",
+        name,
+        description,
         build,
         launch,
         lambda paths: _first_line(["cc", "--version"]),
         tools={"cc": "gcc"},
-        workloads=frozenset({"pong", "hello", "plaintext", "hello-ab", "pong-httperf", "idle-10k"}),
+        workloads=workloads,
         checks_body=False,
     )
 
+
+def floor() -> Server:
+    return c_peer(
+        "floor",
+        "floor/floor.c",
+        "C epoll loop, one canned response per read, no parsing: the machine's limit",
+        frozenset({"pong", "hello", "plaintext", "hello-ab", "pong-httperf", "idle-10k"}),
+    )
 
 def go() -> Server:
     def build(paths: Paths) -> list[Step]:
@@ -373,24 +385,11 @@ def nginx(name: str, open_file_cache: bool, access_log: bool, workloads: frozens
 
 def ws_floor() -> Server:
     """The WebSocket echo floor (bench/peers/floor/ws_floor.c): unmasks and echoes, nothing else."""
-
-    def build(paths: Paths) -> list[Step]:
-        (paths.build / "floor").mkdir(parents=True, exist_ok=True)
-        source = paths.peers / "floor" / "ws_floor.c"
-        return [Step(["cc", "-O2", "-o", str(paths.build / "floor" / "ws_floor"), str(source)], paths.root)]
-
-    def launch(paths: Paths, port: int, opts: Options) -> Launch:
-        return Launch([str(paths.build / "floor" / "ws_floor")], _peer_env(paths, port, opts))
-
-    return Server(
+    return c_peer(
         "ws-floor",
+        "floor/ws_floor.c",
         "C epoll WebSocket echo: unmasks and echoes each read's frames in one write, no validation",
-        build,
-        launch,
-        lambda paths: _first_line(["cc", "--version"]),
-        tools={"cc": "gcc"},
-        workloads=frozenset({"ws-echo-20", "ws-echo-16k", "ws-idle-10k"}),
-        checks_body=False,
+        frozenset({"ws-echo-20", "ws-echo-16k", "ws-idle-10k"}),
     )
 
 

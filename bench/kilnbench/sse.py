@@ -36,7 +36,7 @@ from . import procfs
 from .load import LOAD_CPU
 from .parse import ParseError, json_report
 from .runner import free_port
-from .servers import Launch, Options, Paths, Server, Step, _first_line, _peer_env, cargo_peer, kiln
+from .servers import Options, Paths, Server, Step, c_peer, cargo_peer, kiln
 from .sidecar import Results, answers_200, argv_of, build, kiln_failed, median_of, raise_fd_limit, results_dir, start
 
 KILN_DB = "bench/.build/sse/kiln.sqlite"
@@ -86,25 +86,11 @@ def _sseload(paths: Paths) -> Path:
 def sse_floor() -> Server:
     """The fan-out floor (bench/peers/sse-floor/sse_floor.c): kiln's event bytes, one write() per
     subscriber, nothing else."""
-
-    def build(paths: Paths) -> list[Step]:
-        (paths.build / "sse-floor").mkdir(parents=True, exist_ok=True)
-        source = paths.peers / "sse-floor" / "sse_floor.c"
-        return [Step(["cc", "-O2", "-o", str(paths.build / "sse-floor" / "sse_floor"), str(source)], paths.root)]
-
-    def launch(paths: Paths, port: int, opts: Options) -> Launch:
-        return Launch([str(paths.build / "sse-floor" / "sse_floor")], _peer_env(paths, port, opts))
-
-    return Server(
+    return c_peer(
         FLOOR,
+        "sse-floor/sse_floor.c",
         "C epoll loop: each publish rendered once into kiln's chunk, one write() per subscriber, no validation",
-        build,
-        launch,
-        lambda paths: _first_line(["cc", "--version"]),
-        tools={"cc": "gcc"},
-        checks_body=False,
     )
-
 
 def entries() -> list[tuple[Server, object]]:
     k = kiln("kiln", access_log=False)
