@@ -29,6 +29,8 @@
 
 #define MAX_EVENTS 512
 #define MAX_FDS 65536
+#include "epoll_floor.h"
+
 #define READ_BUF (256 * 1024)
 
 struct conn {
@@ -39,9 +41,6 @@ struct conn {
 };
 
 static struct conn conns[MAX_FDS];
-static volatile sig_atomic_t stop;
-
-static void on_signal(int sig) { (void)sig; stop = 1; }
 
 /* SHA-1 (FIPS 180-4), for the one accept key per connection. */
 static uint32_t rol(uint32_t x, int n) { return (x << n) | (x >> (32 - n)); }
@@ -180,35 +179,15 @@ static int echo(int fd, struct conn *c) {
 }
 
 int main(void) {
-    const char *port_env = getenv("PORT");
-    int port = port_env ? atoi(port_env) : 8080;
-    int lfd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0), one = 1;
-    struct sockaddr_in addr = {.sin_family = AF_INET, .sin_port = htons((unsigned short)port)};
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-    if (lfd < 0 || bind(lfd, (struct sockaddr *)&addr, sizeof addr) < 0 || listen(lfd, 4096) < 0) {
-        perror("ws_floor: listen");
-        return 1;
-    }
-    int ep = epoll_create1(0);
-    struct epoll_event ev = {.events = EPOLLIN, .data.fd = lfd}, events[MAX_EVENTS];
-    signal(SIGPIPE, SIG_IGN);
-    signal(SIGTERM, on_signal);
-    signal(SIGINT, on_signal);
-    epoll_ctl(ep, EPOLL_CTL_ADD, lfd, &ev);
-    fprintf(stderr, "ws_floor listening on 127.0.0.1:%d\n", port);
+    int lfd, ep = floor_listen("ws_floor", floor_port(), &lfd);
+    struct epoll_event events[MAX_EVENTS];
+    if (ep < 0) return 1;
     while (!stop) {
         int n = epoll_wait(ep, events, MAX_EVENTS, 500);
         for (int i = 0; i < n; i++) {
             int fd = events[i].data.fd;
             if (fd == lfd) {
-                int c;
-                while ((c = accept4(lfd, NULL, NULL, SOCK_NONBLOCK)) >= 0) {
-                    if (c >= MAX_FDS) { close(c); continue; }
-                    struct epoll_event cev = {.events = EPOLLIN, .data.fd = c};
-                    setsockopt(c, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-                    epoll_ctl(ep, EPOLL_CTL_ADD, c, &cev);
-                }
+                floor_accept(ep, lfd);
                 continue;
             }
             struct conn *c = &conns[fd];

@@ -38,6 +38,8 @@
 
 #define MAX_EVENTS 512
 #define MAX_FDS 65536
+#include "../floor/epoll_floor.h"
+
 #define IN_BUF 2048       /* a request head and a publish body fit */
 #define MAX_PAYLOAD 256   /* as kiln's /bench/publish */
 
@@ -50,9 +52,6 @@ struct conn {
 static struct conn conns[MAX_FDS];
 static int subs[MAX_FDS], n_subs;
 static unsigned long long next_id = 1000000000000000ULL;
-static volatile sig_atomic_t stop;
-
-static void on_signal(int sig) { (void)sig; stop = 1; }
 
 /* kiln's event-stream head (Date fixed: a real server renders it once a second). */
 static const char SSE_HEAD[] =
@@ -141,39 +140,19 @@ static int serve(int ep, int fd, struct conn *c) {
 }
 
 int main(void) {
-    const char *port_env = getenv("PORT");
-    int port = port_env ? atoi(port_env) : 8080;
     struct rlimit rl;
     getrlimit(RLIMIT_NOFILE, &rl);
     rl.rlim_cur = rl.rlim_max;
     setrlimit(RLIMIT_NOFILE, &rl);
-    int lfd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0), one = 1;
-    struct sockaddr_in addr = {.sin_family = AF_INET, .sin_port = htons((unsigned short)port)};
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-    if (lfd < 0 || bind(lfd, (struct sockaddr *)&addr, sizeof addr) < 0 || listen(lfd, 4096) < 0) {
-        perror("sse_floor: listen");
-        return 1;
-    }
-    int ep = epoll_create1(0);
-    struct epoll_event ev = {.events = EPOLLIN, .data.fd = lfd}, events[MAX_EVENTS];
-    signal(SIGPIPE, SIG_IGN);
-    signal(SIGTERM, on_signal);
-    signal(SIGINT, on_signal);
-    epoll_ctl(ep, EPOLL_CTL_ADD, lfd, &ev);
-    fprintf(stderr, "sse_floor listening on 127.0.0.1:%d\n", port);
+    int lfd, ep = floor_listen("sse_floor", floor_port(), &lfd);
+    struct epoll_event events[MAX_EVENTS];
+    if (ep < 0) return 1;
     while (!stop) {
         int n = epoll_wait(ep, events, MAX_EVENTS, 500);
         for (int i = 0; i < n; i++) {
             int fd = events[i].data.fd;
             if (fd == lfd) {
-                int c;
-                while ((c = accept4(lfd, NULL, NULL, SOCK_NONBLOCK)) >= 0) {
-                    if (c >= MAX_FDS) { close(c); continue; }
-                    struct epoll_event cev = {.events = EPOLLIN, .data.fd = c};
-                    setsockopt(c, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-                    epoll_ctl(ep, EPOLL_CTL_ADD, c, &cev);
-                }
+                floor_accept(ep, lfd);
                 continue;
             }
             struct conn *c = &conns[fd];
