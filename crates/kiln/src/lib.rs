@@ -139,7 +139,7 @@ pub use handler::{Handler, RouteHandler};
 pub use health::{Healthz, healthz};
 pub use html::Html;
 pub use json::Json;
-pub use key::{Key, KeyTooShort, MIN_KEY_BYTES};
+pub use key::{Key, KeyTooShort, MIN_KEY_BYTES, random_token};
 pub use layers::{Compression, Cors, DEFAULT_COMPRESSION_MIN_SIZE, Encoding, Levels, Metrics};
 pub use link::{Absolute, PublicUrl};
 pub use make::{IntoMakeService, MakeService, StateError};
