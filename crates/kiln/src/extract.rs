@@ -1,8 +1,14 @@
 //! Extractors: what a handler's arguments are made from.
 //!
-//! The engine reads the whole body before the app runs, so most extraction is
-//! synchronous ([`FromRequest`]): every argument is built, or the first failure is
-//! rendered, before the handler's future exists. An extractor that must wait (the
+//! On most routes the engine reads the whole body (up to the server's
+//! `max_body_bytes`) before the app runs, so most extraction is synchronous
+//! ([`FromRequest`]): every argument is built, or the first failure is rendered,
+//! before the handler's future exists. A route given
+//! [`App::stream_body`](crate::App::stream_body) is different: its handler runs
+//! once the head has arrived and reads the body as it comes, with
+//! [`Multipart`](crate::multipart::Multipart) or
+//! [`Request::body_stream`](kiln_http::Request::body_stream); there `Bytes`,
+//! `String`, `Form` and `Json`, which want the body whole, find it empty. An extractor that must wait (the
 //! database, the bus) implements [`FromRequestAsync`] instead; a handler taking one
 //! extracts all its arguments inside its future, in order, and a handler taking none
 //! runs exactly as if `FromRequestAsync` did not exist.
