@@ -8,10 +8,12 @@
 //! once the head has arrived and reads the body as it comes, with
 //! [`Multipart`](crate::multipart::Multipart) or
 //! [`Request::body_stream`](kiln_http::Request::body_stream); there `Bytes`,
-//! `String`, `Form` and `Json`, which want the body whole, find it empty. An extractor that must wait (the
-//! database, the bus) implements [`FromRequestAsync`] instead; a handler taking one
-//! extracts all its arguments inside its future, in order, and a handler taking none
-//! runs exactly as if `FromRequestAsync` did not exist.
+//! `String`, `Form` and `Json`, which want the body whole, find it empty.
+//!
+//! An extractor that must wait (the database, the bus) implements
+//! [`FromRequestAsync`] instead; a handler taking one extracts all its arguments
+//! inside its future, in order, and a handler taking none runs exactly as if
+//! `FromRequestAsync` did not exist.
 
 use std::future::Future;
 use std::ops::Deref;
