@@ -119,7 +119,10 @@ fn render_with(render: Option<&RenderRejection>, rejection: &Rejection, res: &mu
         match rejection {
             Rejection::Unavailable(_) => res.append_header_unchecked(b"Retry-After", b"1"),
             Rejection::TooManyRequests(r) => {
-                res.append_header_unchecked(b"Retry-After", itoa::Buffer::new().format(r.retry_after_secs()).as_bytes());
+                res.append_header_unchecked(
+                    b"Retry-After",
+                    itoa::Buffer::new().format(r.retry_after_secs()).as_bytes(),
+                );
             }
             _ => {}
         }

@@ -30,7 +30,11 @@ impl Table {
     /// A table of `cells` cells (rounded up to an even number, at least 2).
     pub(super) fn new(cells: usize) -> Table {
         let half = cells.div_ceil(2).max(1);
-        Table { cells: (0..2 * half).map(|_| AtomicU64::new(0)).collect(), hasher: RandomState::new(), epoch: Instant::now() }
+        Table {
+            cells: (0..2 * half).map(|_| AtomicU64::new(0)).collect(),
+            hasher: RandomState::new(),
+            epoch: Instant::now(),
+        }
     }
 
     /// How many cells the table holds; fixed when it is made.
@@ -66,7 +70,8 @@ impl Table {
         charge(&self.cells[first], quota, &now)?;
         if let Err(wait) = charge(&self.cells[second], quota, &now) {
             let at = now();
-            let _ = self.cells[first].fetch_update(Ordering::AcqRel, Ordering::Acquire, |tat| Some(quota.refund(tat, at)));
+            let _ =
+                self.cells[first].fetch_update(Ordering::AcqRel, Ordering::Acquire, |tat| Some(quota.refund(tat, at)));
             return Err(wait);
         }
         Ok(())
