@@ -91,7 +91,10 @@ pub(super) type Clock = dyn Fn() -> Duration + Send + Sync;
 /// before its own quota is spent. With `k` clients active in one burst's time and `n`
 /// cells, both of a client's cells are shared with a chance of about
 /// `(1 − e^(−2k/n))²`: 0.35% for 1,000 active clients in the default table; more
-/// cells make it rarer.
+/// cells make it rarer. Under a flood of more keys than cells the limit errs towards
+/// refusing, and no longer than the flood: a cell holds at most a burst of charges
+/// (refusals charge nothing), so one burst's time after the flood stops every
+/// budget is whole again.
 ///
 /// A clone shares the original's table: a clone given to the app and one kept in the
 /// state count together. Settings given to a clone afterwards apply to that clone,
