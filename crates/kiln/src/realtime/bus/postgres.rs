@@ -55,6 +55,18 @@ impl From<&str> for PostgresBus {
     }
 }
 
+impl From<&String> for PostgresBus {
+    fn from(channel: &String) -> PostgresBus {
+        PostgresBus::new(channel)
+    }
+}
+
+impl From<String> for PostgresBus {
+    fn from(channel: String) -> PostgresBus {
+        PostgresBus { channel, table: None, window: BUS_WINDOW }
+    }
+}
+
 impl Bus {
     /// A bus across every process that runs it on this PostgreSQL database, through
     /// `LISTEN`/`NOTIFY` on a channel (one dedicated connection per process, which
