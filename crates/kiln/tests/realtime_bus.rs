@@ -193,10 +193,7 @@ async fn until_shutdown(u: UntilShutdown, w: State<Worker>) -> String {
 
 fn start(workers: usize) -> kiln::Serving {
     let bus = Bus::new();
-    let app = App::new(move |index| Worker(bus.attach(), index))
-        .route(events)
-        .route(publish)
-        .route(until_shutdown);
+    let app = App::new(move |index| Worker(bus.attach(), index)).route(events).route(publish).route(until_shutdown);
     kiln::serve(app, Server::new().listen("127.0.0.1:0").workers(workers)).unwrap()
 }
 

@@ -107,7 +107,12 @@ impl Notifier {
             }
         };
         let (requests, rx) = mpsc::unbounded_channel();
-        let link = Link { settings, sql: Sql::new(channel, &payloads, &ids), channel: channel.to_owned(), deliver: Box::new(deliver) };
+        let link = Link {
+            settings,
+            sql: Sql::new(channel, &payloads, &ids),
+            channel: channel.to_owned(),
+            deliver: Box::new(deliver),
+        };
         std::thread::Builder::new()
             .name("kiln-bus-pg".into())
             .spawn(move || {
