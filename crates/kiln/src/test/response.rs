@@ -3,7 +3,7 @@
 use kiln_http::{Response, StatusCode};
 use serde::de::DeserializeOwned;
 
-/// A response received by the [`TestClient`].
+/// A response received by the [`TestClient`](super::TestClient).
 #[derive(Debug, Clone)]
 pub struct TestResponse {
     status: StatusCode,
