@@ -67,9 +67,10 @@ async fn socket(route: Socket, bus: State<LocalBus>, ws: WebSocketUpgrade) -> im
     })
 }
 
-/// Echoes every message; pings a silent client every 50 ms.
+/// Echoes every message; pings a client silent for 250 ms (and closes with 1011 if it
+/// says nothing for 250 ms more).
 async fn echo(_: Echo, ws: WebSocketUpgrade) -> impl IntoResponse {
-    ws.heartbeat(Some(Duration::from_millis(50))).on_upgrade(|mut socket| async move {
+    ws.heartbeat(Some(Duration::from_millis(250))).on_upgrade(|mut socket| async move {
         while let Some(message) = socket.recv().await {
             if socket.send(message).await.is_err() {
                 break;
@@ -142,6 +143,10 @@ fn a_stream_that_ends_is_read_to_its_end() {
         [("tick", "3"), ("tick", "2"), ("tick", "1")]
     );
     assert_eq!(ticks.next_chunk(WAIT), Ok(None));
+    // `send_streaming` reads a stream whole, up to a cap.
+    let whole = c.request("GET", &Countdown).send_streaming(1000).text();
+    assert_eq!(whole, "event: tick\ndata: 3\n\nevent: tick\ndata: 2\n\nevent: tick\ndata: 1\n\n");
+    assert_eq!(c.request("GET", &Countdown).send_streaming(5).text(), "event");
     // A body that is not a stream comes whole, then the end.
     let mut missing = c.request("GET", "/nowhere").open();
     assert_eq!(missing.status(), 404);
@@ -158,9 +163,9 @@ fn a_websocket_echo_round_trip_and_close_through_kiln_test() {
     let big = vec![7u8; 70_000];
     ws.send(big.clone());
     assert_eq!(ws.recv(WAIT), Ok(Some(Message::Binary(big))));
-    // Quiet for a while: the server's heartbeat pings are answered, so the socket
+    // Quiet for three heartbeats: the server's pings are answered, so the socket
     // stays open, and the read times out instead of hanging.
-    let waited = Duration::from_millis(300);
+    let waited = Duration::from_millis(800);
     assert_eq!(ws.recv(waited), Err(TimedOut(waited)));
     ws.send("still here");
     assert_eq!(ws.recv(WAIT), Ok(Some(Message::Text("still here".into()))));
