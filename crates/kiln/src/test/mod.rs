@@ -19,15 +19,18 @@
 //! ```
 //!
 //! Each request runs as a task of its own, as on a server, and a handler that panics
-//! is answered `500` as the server answers it. The client's tasks live as long as it
-//! does, as a worker's do: a response that stays open ([`open`](TestRequest::open): an
-//! event stream, read event by event with [`TestStream::next_event`]) or a WebSocket
-//! ([`websocket`](TestRequest::websocket): [`TestWebSocket`]) goes on while the test
-//! sends other requests, and each read waits at most the time the test gives it. Requests are parsed under the engine's
+//! is answered `500` as the server answers it. Requests are parsed under the engine's
 //! [`Limits`] (the defaults a [`Server`](kiln_http::Server) has, or the server's own
 //! through [`limits`](TestClient::limits)): one the server would refuse (a body over
-//! `max_body_bytes`: `413`) gets the server's answer. Cookies are the test's to send, unless
-//! the client [keeps them](TestClient::keep_cookies) as a browser would.
+//! `max_body_bytes`: `413`) gets the server's answer. Cookies are the test's to send,
+//! unless the client [keeps them](TestClient::keep_cookies) as a browser would.
+//!
+//! The client's tasks live as long as it does, as a worker's do, so several requests
+//! can be open at once: a response that stays open ([`open`](TestRequest::open): an
+//! event stream, read event by event with [`TestStream::next_event`]) or a WebSocket
+//! ([`websocket`](TestRequest::websocket): [`TestWebSocket`]) goes on while the test
+//! sends other requests, and each read waits at most the time the test gives it
+//! ([`TimedOut`] past it), so a missing event fails the test instead of hanging it.
 
 mod event;
 mod request;
