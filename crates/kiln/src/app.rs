@@ -103,6 +103,8 @@ impl<S: 'static> App<S> {
             name: Cow::Borrowed(std::any::type_name::<H::Route>()),
             handler: Arc::new(Erased::new(handler)),
             stream_limit: None,
+            #[cfg(feature = "openapi")]
+            describer: Some(crate::openapi::Describer::route::<H::Route>()),
         });
         self
     }
@@ -122,6 +124,8 @@ impl<S: 'static> App<S> {
             name: name.into(),
             handler: Arc::new(Erased::new(handler)),
             stream_limit: None,
+            #[cfg(feature = "openapi")]
+            describer: None,
         });
         self
     }
@@ -360,5 +364,27 @@ impl<S> fmt::Debug for App<S> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let routes: Vec<_> = self.routes.iter().map(|r| format!("{} {} ({})", r.method, r.pattern, r.name)).collect();
         f.debug_struct("App").field("routes", &routes).field("trailing_slash", &self.trailing_slash).finish()
+    }
+}
+
+/// What the API document (`kiln::openapi`) reads of the app.
+#[cfg(feature = "openapi")]
+impl<S> App<S> {
+    /// Replaces the description of the route registered last.
+    pub(crate) fn describe_last(mut self, describer: crate::openapi::Describer) -> Self {
+        if let Some(entry) = self.routes.last_mut() {
+            entry.describer = Some(describer);
+        }
+        self
+    }
+
+    /// Each described route: pattern, method and description.
+    pub(crate) fn described_routes(&self) -> impl Iterator<Item = (&str, &Method, crate::openapi::Describer)> {
+        self.routes.iter().filter_map(|e| Some((&*e.pattern, &e.method, e.describer?)))
+    }
+
+    /// The public URL, the document's server.
+    pub(crate) fn public_url_str(&self) -> Option<&str> {
+        self.config.public_url.as_deref()
     }
 }

@@ -108,6 +108,8 @@ pub mod markup;
 mod maud_render;
 pub mod middleware;
 pub mod multipart;
+#[cfg(feature = "openapi")]
+pub mod openapi;
 pub mod realtime;
 pub mod rejection;
 mod response;

@@ -29,6 +29,9 @@ pub(crate) struct RouteEntry<S> {
     pub(crate) handler: Arc<dyn ErasedHandler<S>>,
     /// The body limit of a route whose body is streamed (`App::stream_body`).
     pub(crate) stream_limit: Option<u64>,
+    /// How the API document describes it; `None` for kiln's own routes (static files).
+    #[cfg(feature = "openapi")]
+    pub(crate) describer: Option<crate::openapi::Describer>,
 }
 
 impl<S> RouteEntry<S> {

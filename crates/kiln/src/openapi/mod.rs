@@ -1,0 +1,36 @@
+//! The API contract (cargo feature `openapi`): an OpenAPI 3.1 document of the app,
+//! derived from its types with no annotations.
+//!
+//! - [`App::api`](crate::App::api) registers a handler as [`App::route`](crate::App::route)
+//!   does and describes it from its route, its arguments ([`Describe`]) and its output
+//!   ([`DescribeResponse`]); [`App::route`](crate::App::route) describes the route only.
+//! - [`App::openapi`](crate::App::openapi) builds the [`Document`]: paths with typed
+//!   parameters, request bodies by content type, security schemes, responses with the
+//!   statuses of each extractor's rejections, summaries from the route's doc comment,
+//!   and the schemas of the app's types from [schemars](schemars) (JSON Schema 2020-12,
+//!   honouring serde's attributes). [`Document::undescribed`] lists what it could not
+//!   describe exactly.
+//!
+//! The types a body, query or JSON response names implement [`JsonSchema`]: derive it
+//! beside serde's traits. Without schemars among the app's own dependencies, point the
+//! derive at kiln's: `#[schemars(crate = "kiln::openapi::schemars")]`.
+//!
+//! Nothing here runs per request: the descriptions are functions kept with the routes,
+//! called when the document is built. The design, and why it is `.api` rather than a
+//! bound on `.route`, is `docs/openapi.md`.
+
+mod describe;
+mod document;
+mod extractors;
+mod operation;
+mod params;
+mod responses;
+mod schemas;
+
+pub(crate) use describe::Describer;
+
+pub use describe::{Describe, DescribeResponse, DescribedHandler};
+pub use document::{Document, OPENAPI_VERSION, Undescribed};
+pub use operation::{Operation, ParamIn, Security};
+pub use responses::DescribePart;
+pub use schemars::{self, JsonSchema};
