@@ -10,6 +10,8 @@
 //!   and the schemas of the app's types from [schemars](schemars) (JSON Schema 2020-12,
 //!   honouring serde's attributes). [`Document::undescribed`] lists what it could not
 //!   describe exactly.
+//! - [`assert_matches`] keeps the document from drifting: it compares it with a
+//!   committed copy and fails on a breaking change ([`compare`] classifies each).
 //!
 //! The types a body, query or JSON response names implement [`JsonSchema`]: derive it
 //! beside serde's traits. Without schemars among the app's own dependencies, point the
@@ -21,16 +23,19 @@
 
 mod describe;
 mod document;
+mod drift;
 mod extractors;
 mod operation;
 mod params;
 mod responses;
+mod schema_diff;
 mod schemas;
 
 pub(crate) use describe::Describer;
 
 pub use describe::{Describe, DescribeResponse, DescribedHandler};
 pub use document::{Document, OPENAPI_VERSION, Undescribed};
+pub use drift::{Change, ChangeKind, UPDATE_ENV, assert_matches, compare};
 pub use operation::{Operation, ParamIn, Security};
 pub use responses::DescribePart;
 pub use schemars::{self, JsonSchema};
