@@ -47,6 +47,12 @@
 //! - **WebSocket** on a typed route ([`ws::WebSocketUpgrade`]): RFC 6455 with
 //!   permessage-deflate, a heartbeat, bounded queues and limits, closed with 1001 on
 //!   drain; the Autobahn testsuite runs against it (`scripts/autobahn`).
+//! - **The API contract** (cargo feature `openapi`, `docs/openapi.md`): `App::openapi`,
+//!   an OpenAPI 3.1 document derived from the routes, their extractors and outputs, with
+//!   schemas from schemars; handlers given to `App::api` are described from their
+//!   types; `kiln::openapi::assert_matches` fails a test when the API breaks its
+//!   committed copy. `Valid<Json<T>>` (feature `validate`) checks `T`'s garde
+//!   constraints, answering `422` with every failing field.
 //! - `HEAD` from `GET`, `405` with `Allow`, a trailing-slash policy, [middleware],
 //!   and an in-process [`TestClient`](test::TestClient).
 //!
@@ -122,6 +128,8 @@ mod session;
 mod signed;
 pub mod static_files;
 pub mod test;
+#[cfg(feature = "validate")]
+mod valid;
 pub mod ws;
 
 pub use kiln_http as http;
@@ -157,6 +165,8 @@ pub use security::{BEARER_CONTEXT, BearerToken};
 pub use serve::{ServeError, Serving, serve};
 pub use session::{SESSION_COOKIE, Session, SessionCookies};
 pub use signed::SignedCookies;
+#[cfg(feature = "validate")]
+pub use valid::{Payload, Valid};
 
 /// Route matching support; [`PathParams`](routing::PathParams) is what a route is
 /// built from.

@@ -176,3 +176,13 @@ impl<T: Describe> Describe for Result<T, Rejection> {
         op.imprecise("an extractor's refusal is handed to the handler, which answers it its own way");
     }
 }
+
+/// `E`'s inputs, whose schemas carry the constraints (schemars reads `#[garde(..)]`),
+/// and the `422` of a value that breaks them.
+#[cfg(feature = "validate")]
+impl<E: Describe> Describe for crate::valid::Valid<E> {
+    fn describe(op: &mut Operation<'_>) {
+        E::describe(op);
+        op.response("422", "the input breaks its constraints: every failing field is listed");
+    }
+}

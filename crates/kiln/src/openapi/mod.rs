@@ -7,7 +7,7 @@
 //! - [`App::openapi`](crate::App::openapi) builds the [`Document`]: paths with typed
 //!   parameters, request bodies by content type, security schemes, responses with the
 //!   statuses of each extractor's rejections, summaries from the route's doc comment,
-//!   and the schemas of the app's types from [schemars](schemars) (JSON Schema 2020-12,
+//!   and the schemas of the app's types from [`schemars`] (JSON Schema 2020-12,
 //!   honouring serde's attributes). [`Document::undescribed`] lists what it could not
 //!   describe exactly.
 //! - [`assert_matches`] keeps the document from drifting: it compares it with a
