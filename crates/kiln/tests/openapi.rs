@@ -432,3 +432,46 @@ fn dump_document() {
         std::fs::write(path, text).expect("the dump is written");
     }
 }
+
+#[test]
+fn an_extractor_of_the_app_s_own_describes_itself() {
+    use kiln::openapi::{Describe, Operation, ParamIn};
+    use kiln::rejection::Rejection;
+    use kiln::{FromRequest, RequestContext};
+
+    /// The caller, named by an API key.
+    struct ApiKey;
+
+    impl<S> FromRequest<S> for ApiKey {
+        fn from_request(cx: &RequestContext<'_, S>) -> Result<Self, Rejection> {
+            match cx.request().header_str("x-api-key") {
+                Some(_) => Ok(ApiKey),
+                None => Err(Rejection::custom(kiln::StatusCode::UNAUTHORIZED, "an API key is required")),
+            }
+        }
+    }
+
+    impl Describe for ApiKey {
+        fn describe(op: &mut Operation<'_>) {
+            op.parameter(ParamIn::Header, "x-api-key", true, json!({ "type": "string" }));
+            op.response("401", "the API key is missing");
+        }
+    }
+
+    #[derive(Route)]
+    #[route("/me")]
+    struct Me;
+
+    async fn me(_: Me, _: ApiKey) -> &'static str {
+        "me"
+    }
+
+    let doc = App::new(|_| ()).public_url("https://example.org/wiki").api(me).openapi().into_json();
+    assert_eq!(doc["servers"], json!([{ "url": "https://example.org/wiki" }]));
+    let op = at(&doc, "/paths/~1me/get");
+    assert_eq!(
+        op["parameters"][0],
+        json!({ "name": "x-api-key", "in": "header", "required": true, "schema": { "type": "string" } })
+    );
+    assert_eq!(keys(op, "/responses"), ["200", "401"]);
+}
