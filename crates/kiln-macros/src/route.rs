@@ -54,6 +54,7 @@ struct Field<'a> {
     ident: &'a Ident,
     ty: &'a Type,
     source: Source<'a>,
+    attrs: &'a [syn::Attribute],
 }
 
 pub(crate) fn expand(input: &DeriveInput) -> syn::Result<TokenStream> {
@@ -117,7 +118,7 @@ pub(crate) fn expand(input: &DeriveInput) -> syn::Result<TokenStream> {
                 return Err(syn::Error::new(ident.span(), msg));
             }
         };
-        classified.push(Field { ident, ty: &f.ty, source });
+        classified.push(Field { ident, ty: &f.ty, source, attrs: &f.attrs });
     }
 
     let from_parts = from_parts(
@@ -166,7 +167,7 @@ pub(crate) fn expand(input: &DeriveInput) -> syn::Result<TokenStream> {
 }
 
 /// `Route::DOC` and `Route::parameters`, for the API document (`kiln::openapi`): the
-/// struct's doc comment, and each field's name, place and type. Each type is probed
+/// struct's doc comment, and each field's name, doc comment, place and type. Each type is probed
 /// where it is concrete, so one with a `JsonSchema` of its own is described by it
 /// (the probe is kiln's; see `kiln::__private::Probe`).
 fn describe(attrs: &[syn::Attribute], fields: &[Field<'_>]) -> TokenStream {
@@ -180,9 +181,11 @@ fn describe(attrs: &[syn::Attribute], fields: &[Field<'_>]) -> TokenStream {
             Source::Query(Some(inner)) => (false, false, inner),
             Source::Query(None) => (false, true, f.ty),
         };
+        let doc = doc_comment(f.attrs);
         quote! {
             #private::RouteParam {
                 name: #name,
+                doc: #doc,
                 in_path: #in_path,
                 required: #required,
                 ty: (&#private::Probe::<#ty>::new()).param_type(),

@@ -198,6 +198,8 @@ pub mod __private {
     pub struct RouteParam {
         /// The capture's or query key's name.
         pub name: &'static str,
+        /// The field's doc comment.
+        pub doc: &'static str,
         /// Captured from the path (`true`) or read from the query.
         pub in_path: bool,
         /// Whether a request must carry it.

@@ -124,7 +124,10 @@ fn describe_route<R: Route>(op: &mut Operation<'_>) {
         op.response("400", "a query parameter is missing, repeated or does not parse");
     }
     for param in params {
-        let schema = super::params::schema(&param.ty, op.schemas);
+        let mut schema = super::params::schema(&param.ty, op.schemas);
+        if !param.doc.is_empty() && schema.is_object() {
+            schema["description"] = param.doc.into();
+        }
         let location = if param.in_path { ParamIn::Path } else { ParamIn::Query };
         op.parameter(location, param.name, param.required, schema);
     }

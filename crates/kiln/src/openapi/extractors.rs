@@ -80,6 +80,7 @@ impl<T: JsonSchema> Describe for Query<T> {
                     name,
                     required: false,
                     schema,
+                    description: None,
                     exploded: true,
                 });
             }

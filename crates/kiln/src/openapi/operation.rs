@@ -101,6 +101,7 @@ pub(crate) struct Parameter {
     pub(crate) name: String,
     pub(crate) required: bool,
     pub(crate) schema: Value,
+    pub(crate) description: Option<String>,
     /// Set for an object parameter whose properties are the query's keys.
     pub(crate) exploded: bool,
 }
@@ -135,9 +136,19 @@ impl<'a> Operation<'a> {
     }
 
     /// Adds a parameter; a second one of the same name and place replaces the first.
-    pub fn parameter(&mut self, location: ParamIn, name: &str, required: bool, schema: Value) {
+    /// A `description` in `schema` becomes the parameter's.
+    pub fn parameter(&mut self, location: ParamIn, name: &str, required: bool, mut schema: Value) {
+        let description = schema.as_object_mut().and_then(|s| s.remove("description"));
+        let description = description.and_then(|d| d.as_str().map(str::to_owned));
         self.parts.parameters.retain(|p| !(p.location == location && p.name == name));
-        self.parts.parameters.push(Parameter { location, name: name.to_owned(), required, schema, exploded: false });
+        self.parts.parameters.push(Parameter {
+            location,
+            name: name.to_owned(),
+            required,
+            schema,
+            description,
+            exploded: false,
+        });
     }
 
     /// Says the request carries a body of `content_type` described by `schema`; a
@@ -300,6 +311,9 @@ impl Parameter {
             "required": self.required,
             "schema": self.schema,
         });
+        if let Some(description) = self.description {
+            p["description"] = description.into();
+        }
         if self.exploded {
             p["style"] = "form".into();
             p["explode"] = true.into();
