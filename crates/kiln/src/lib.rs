@@ -44,15 +44,15 @@
 //!   kiln's events go through `tracing`.
 //! - **APIs**: [`BearerToken`]s signed with the app's [`Key`], [`blocking`] work on a
 //!   bounded pool, `?` on database errors in handlers returning [`Rejection`].
-//! - **WebSocket** on a typed route ([`ws::WebSocketUpgrade`]): RFC 6455 with
-//!   permessage-deflate, a heartbeat, bounded queues and limits, closed with 1001 on
-//!   drain; the Autobahn testsuite runs against it (`scripts/autobahn`).
 //! - **The API contract** (cargo feature `openapi`, `docs/openapi.md`): `App::openapi`,
 //!   an OpenAPI 3.1 document derived from the routes, their extractors and outputs, with
 //!   schemas from schemars; handlers given to `App::api` are described from their
 //!   types; `kiln::openapi::assert_matches` fails a test when the API breaks its
 //!   committed copy. `Valid<Json<T>>` (feature `validate`) checks `T`'s garde
 //!   constraints, answering `422` with every failing field.
+//! - **WebSocket** on a typed route ([`ws::WebSocketUpgrade`]): RFC 6455 with
+//!   permessage-deflate, a heartbeat, bounded queues and limits, closed with 1001 on
+//!   drain; the Autobahn testsuite runs against it (`scripts/autobahn`).
 //! - `HEAD` from `GET`, `405` with `Allow`, a trailing-slash policy, [middleware],
 //!   and an in-process [`TestClient`](test::TestClient).
 //!
