@@ -1,9 +1,13 @@
 //! The size of what a connection keeps while it streams a body.
 
 use std::rc::Rc;
+use std::task::Poll;
 use std::time::Duration;
 
+use tokio::net::TcpStream;
+
 use super::*;
+use crate::request::Request;
 
 /// Answers nothing: only the engine's own share of a future is measured.
 struct Nothing;

@@ -14,7 +14,8 @@ use http::StatusCode;
 use tokio::io::AsyncReadExt;
 use tokio::time::timeout;
 
-use super::{Conn, Flow, Stop, write_two};
+use super::write::write_two;
+use super::{Conn, Flow, Stop};
 use crate::body::{BodyError, End, IncomingBody};
 use crate::h1::chunked::ChunkedDecoder;
 use crate::h1::parse::{self, Framing, Parsed};
