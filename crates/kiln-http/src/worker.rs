@@ -13,6 +13,7 @@ use tokio::time::Instant;
 use crate::config::Limits;
 use crate::drain::Signal;
 use crate::gauge::OpenConnections;
+use crate::h1::turns::Turns;
 use crate::head::Head;
 use crate::response::Response;
 
@@ -86,6 +87,8 @@ pub(crate) struct Worker {
     free: RefCell<Vec<usize>>,
     /// What [`draining`](crate::draining) waits for on this worker's thread.
     drain: Rc<Signal>,
+    /// The pipelining connections waiting for their next turn (see [`crate::h1::turns`]).
+    pub(crate) turns: Turns,
     /// The HTTP/2 response header sets last encoded, shared by the worker's connections.
     pub(crate) h2_heads: RefCell<crate::h2::HeadMemo>,
 }
@@ -105,6 +108,7 @@ impl Worker {
             parked: RefCell::new(Vec::new()),
             free: RefCell::new(Vec::new()),
             drain: Signal::install(),
+            turns: Turns::default(),
             h2_heads: RefCell::default(),
         }
     }

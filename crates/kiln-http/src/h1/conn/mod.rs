@@ -31,13 +31,14 @@ use crate::service::Service;
 use crate::transport::Transport;
 use crate::worker::{Bufs, Worker};
 
-/// Responses buffered beyond this are written before the next pipelined request is
-/// answered, so a client that pipelines many large responses cannot make us buffer
-/// without bound.
-const FLUSH_THRESHOLD: usize = 64 * 1024;
 /// Requests one connection answers in a row before letting the others run: a client
 /// that pipelines thousands of requests in one write must not hold the worker.
-const REQUESTS_PER_TURN: u32 = 64;
+const REQUESTS_PER_TURN: u32 = 16;
+/// Bytes of responses one connection produces in a turn: once its write buffer holds
+/// this much (or it wrote a body this large from where it lay), the turn ends, so a
+/// client that pipelines large responses gets about one per turn, and what is
+/// buffered stays bounded.
+const TURN_BYTES: usize = 16 * 1024;
 /// Answered when a request body or a response would take the worker past its
 /// buffering budget (`Limits::max_buffered_bytes`).
 const OVER_BUDGET: Rejection =
@@ -81,6 +82,7 @@ pub(crate) async fn serve<S: Service, T: Transport>(
         slot,
         held: 0,
         lowat: false,
+        turn_spent: false,
         streaming: None,
     };
     serve_http(conn, service).await;
@@ -143,6 +145,8 @@ struct Conn<T> {
     held: usize,
     /// Whether `NOTSENT_LOWAT` is set: on the first write that cannot finish at once.
     lowat: bool,
+    /// Whether this turn wrote a body of [`TURN_BYTES`] or more: it ends the turn.
+    turn_spent: bool,
     /// A streamed body whose head is encoded, for `serve_http` to hand to its own task.
     streaming: Option<Streaming>,
 }
@@ -166,12 +170,15 @@ impl<T: Transport> Conn<T> {
                     return Ok(());
                 }
                 in_a_row = 0;
-            } else if in_a_row == REQUESTS_PER_TURN {
+                self.turn_spent = false;
+            } else if in_a_row == REQUESTS_PER_TURN || self.turn_spent || self.bufs.write.len() >= TURN_BYTES {
                 // Pipelined requests are still buffered: send what is answered, then
-                // let the worker's other connections have their turn.
+                // wait for this connection's next turn (see `h1::turns`), the worker's
+                // other connections going first.
                 self.flush().await?;
-                tokio::task::yield_now().await;
+                self.worker.turns.next().await;
                 in_a_row = 0;
+                self.turn_spent = false;
             }
             in_a_row += 1;
             let keep_alive = self.serve_one(service).await?;
@@ -184,9 +191,6 @@ impl<T: Transport> Conn<T> {
             if !keep_alive {
                 self.flush().await?;
                 return Ok(());
-            }
-            if self.bufs.write.len() > FLUSH_THRESHOLD {
-                self.flush().await?;
             }
         }
     }

@@ -55,6 +55,7 @@ async fn regression_a_streamed_body_kept_the_whole_http_connection_future() {
         slot: 0,
         held: 0,
         lowat: false,
+        turn_spent: false,
         streaming: None,
     };
     let streaming = Streaming { body: Box::pin(Ended), chunked: true, keep_alive: true };

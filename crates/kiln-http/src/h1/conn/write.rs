@@ -111,6 +111,7 @@ impl<T: Transport> Conn<T> {
                 return Ok(keep_alive);
             }
             Some(bytes) => {
+                self.turn_spent = true;
                 let len = bufs.write.len() + bytes.len();
                 self.coalesce(len).await;
                 let bufs = &mut *self.bufs;
@@ -124,6 +125,7 @@ impl<T: Transport> Conn<T> {
         }
         match mem::replace(&mut self.bufs.res.body, Body::Buffer) {
             Body::File { file, offset, len } => {
+                self.turn_spent |= len >= super::TURN_BYTES as u64;
                 // Corked, the head and the file's first bytes leave in full segments
                 // instead of the head going alone as a tiny packet (as nginx's
                 // `tcp_nopush` does); uncorking pushes out the tail.
