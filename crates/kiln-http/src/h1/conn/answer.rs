@@ -10,7 +10,7 @@ use std::task::Poll;
 use http::StatusCode;
 
 use super::{Conn, Flow};
-use crate::body::BodyMode;
+use crate::body::{BodyLimit, BodyMode};
 use crate::h1::parse::{self, Framing, Parsed};
 use crate::rejection::error_response;
 use crate::request::Request;
@@ -33,12 +33,13 @@ impl<T: Transport> Conn<T> {
         if let BodyMode::Stream { max_bytes } = mode {
             return self.serve_streamed(service, &parsed, max_bytes).await;
         }
-        if let Err(rejection) = parse::check_body_len(&parsed, self.worker.limits.max_body_bytes as u64) {
-            return self.refuse(rejection).await;
+        let limit = self.worker.limits.max_body_bytes as u64;
+        if let Err(rejection) = parse::check_body_len(&parsed, limit) {
+            return self.refuse_body(rejection, BodyLimit::Whole(limit)).await;
         }
         let body_len = match self.read_body(&parsed).await? {
             Ok(len) => len,
-            Err(rejection) => return self.refuse(rejection).await,
+            Err(rejection) => return self.refuse_body(rejection, BodyLimit::Whole(limit)).await,
         };
         let keep_alive = self.answer(service, &parsed, body_len).await;
         let consumed = parsed.len + body_len;

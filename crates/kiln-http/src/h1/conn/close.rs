@@ -7,7 +7,10 @@ use std::time::Duration;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::time::{Instant, timeout_at};
 
+use http::StatusCode;
+
 use super::{Conn, Flow};
+use crate::body::BodyLimit;
 use crate::h1::encode;
 use crate::head::Version;
 use crate::rejection::{Rejection, error_response};
@@ -64,8 +67,33 @@ impl<T: Transport> Conn<T> {
     /// Answers a refused request and ends the connection: whatever follows a bad head
     /// (a smuggled request, say) is never read.
     pub(super) async fn refuse(&mut self, rejection: Rejection) -> Flow<bool> {
-        let version = self.bufs.head.version.unwrap_or(Version::Http11);
         error_response(&mut self.bufs.res, rejection.status, rejection.reason);
+        self.send_refusal().await
+    }
+
+    /// Refuses as [`refuse`](Self::refuse) does; a body over its limit gets the `413`
+    /// that names `limit` and how a route raises it, and the log says the same.
+    pub(super) async fn refuse_body(&mut self, rejection: Rejection, limit: BodyLimit) -> Flow<bool> {
+        if rejection.status != StatusCode::PAYLOAD_TOO_LARGE {
+            return self.refuse(rejection).await;
+        }
+        limit.render(&mut self.bufs.res);
+        tracing::info!(target: "kiln::http", peer = %self.peer, "413 to {}: {limit}", self.request_line());
+        self.send_refusal().await
+    }
+
+    /// The method and target of the request at `start`, for the log.
+    fn request_line(&self) -> String {
+        let request = &self.bufs.read[self.start..];
+        let line = request.split(|&b| b == b'\r' || b == b'\n').find(|line| !line.is_empty()).unwrap_or_default();
+        // Without the version.
+        let line = line.iter().rposition(|&b| b == b' ').map_or(line, |end| &line[..end]);
+        String::from_utf8_lossy(&line[..line.len().min(200)]).into_owned()
+    }
+
+    /// Sends the refusal `res` holds and ends the connection.
+    async fn send_refusal(&mut self) -> Flow<bool> {
+        let version = self.bufs.head.version.unwrap_or(Version::Http11);
         let delimit = encode::delimit(&self.bufs.res, version);
         let date = self.worker.date();
         let bufs = &mut *self.bufs;
