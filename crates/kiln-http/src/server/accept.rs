@@ -16,6 +16,7 @@ use tokio::time::{Instant, MissedTickBehavior};
 use super::start::{Startup, start};
 use crate::config::Limits;
 use crate::error::Error;
+use crate::memory::{self, Bursts};
 use crate::service::Service;
 use crate::trusted_proxies::TrustedProxies;
 use crate::worker::Worker;
@@ -121,13 +122,19 @@ fn admit<S: Service>(
     spawn_local(start(stream, peer, Rc::clone(service), Rc::clone(worker), Rc::clone(startup), slot));
 }
 
-/// Renders the `Date` header once a second for the whole worker.
+/// Renders the `Date` header once a second for the whole worker, and gives memory
+/// back to the system when a burst of connections has ended (see [`memory`]).
 async fn tick_date(worker: Rc<Worker>) {
     let mut every_second = tokio::time::interval(Duration::from_secs(1));
     every_second.set_missed_tick_behavior(MissedTickBehavior::Delay);
+    let mut bursts = Bursts::default();
     loop {
         every_second.tick().await;
         worker.refresh_date();
+        let load = worker.load();
+        if let Some(peak) = bursts.ended(load) {
+            memory::trim(peak.connections, load.connections);
+        }
     }
 }
 
