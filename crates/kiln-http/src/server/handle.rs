@@ -66,7 +66,7 @@ impl ServerHandle {
         kept.iter().map(std::net::TcpListener::try_clone).collect()
     }
 
-    /// The server's readiness (see [`Server::readiness`]).
+    /// The server's readiness (see [`Server::readiness`](crate::Server::readiness)).
     pub fn readiness(&self) -> Readiness {
         self.readiness.clone()
     }
@@ -74,7 +74,7 @@ impl ServerHandle {
     /// Waits until every worker has stopped. Meanwhile the server acts on signals as
     /// [`run_until_signal`](Self::run_until_signal) does (SIGTERM drains, SIGINT stops,
     /// both gracefully), unless [`until_signal`](Self::until_signal) already ran: the
-    /// listeners exist from [`Server::serve`] on, so without this a Ctrl-C during `wait`
+    /// listeners exist from [`Server::serve`](crate::Server::serve) on, so without this a Ctrl-C during `wait`
     /// would be swallowed.
     pub fn wait(mut self) -> Result<(), Error> {
         if !self.signals_acted_on {
@@ -114,14 +114,14 @@ impl ServerHandle {
     /// ready to systemd (`NOTIFY_SOCKET`, for `Type=notify`) and to the process this one
     /// takes over from.
     /// - SIGTERM: [`Readiness`] turns to draining, the server goes on serving for the
-    ///   [drain delay](Server::drain_delay) (cut short by SIGINT), then this returns.
+    ///   [drain delay](crate::Server::drain_delay) (cut short by SIGINT), then this returns.
     /// - SIGINT: returns at once.
     /// - SIGUSR2: starts this executable again with the same arguments and hands it the
     ///   listening sockets; once it reports ready, this returns (the new process
     ///   accepts from the same queues meanwhile). If it fails, this process says why (a
     ///   `tracing` error) and goes on serving.
     ///
-    /// The signals are listened for from [`Server::serve`] on, so one sent before this
+    /// The signals are listened for from [`Server::serve`](crate::Server::serve) on, so one sent before this
     /// runs (as soon as the server answers) is acted on when it does; from then on
     /// SIGTERM and SIGINT no longer end the process by themselves (a later
     /// [`wait`](Self::wait) does not listen again).
