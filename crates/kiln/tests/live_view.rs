@@ -330,3 +330,75 @@ fn live_chat_bus_message_appends_by_insert() {
     assert_eq!(second.json(), Some(&json!({"0": {"o": [["i", "2", "1", ["", "bob", "hi"]]]}})));
     assert!(test.html().contains("<li><b>bob</b>: hi</li>"));
 }
+
+#[derive(Route)]
+#[route("/profiles/{id}")]
+struct ProfilePage {
+    id: usize,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+enum ProfileEvent {
+    Like,
+}
+
+/// A view mounted from the app's state and its route, with a layout of its own.
+struct Profile {
+    name: String,
+    likes: u32,
+}
+
+impl LiveView for Profile {
+    type AppState = Vec<String>;
+    type Route = ProfilePage;
+    type Event = ProfileEvent;
+
+    async fn mount(route: ProfilePage, cx: RequestContext<'_, Vec<String>>) -> Result<Self, Rejection> {
+        let name = cx.state().get(route.id).ok_or_else(|| kiln::rejection::NotFound::new("no such profile"))?;
+        Ok(Profile { name: name.clone(), likes: 0 })
+    }
+
+    fn handle(&mut self, ProfileEvent::Like: ProfileEvent) {
+        self.likes += 1;
+    }
+
+    fn render(&self) -> Live<ProfileEvent> {
+        live_html! {
+            h1 { (self.name) }
+            button type="button" on:click=(ProfileEvent::Like) { (self.likes) " likes" }
+        }
+    }
+
+    fn page(&self, view: kiln::markup::Fragment<kiln::markup::Flow>) -> kiln::markup::Fragment<kiln::markup::Document> {
+        kiln::html! {
+            html lang="en" {
+                head { title { "Profile of " (self.name) } }
+                body { main { (view) } }
+            }
+        }
+    }
+}
+
+#[test]
+fn live_page_first_answer_is_the_whole_page_on_its_typed_route() {
+    let app = kiln::App::new(|_| vec!["ann".to_owned(), "<bob>".to_owned()]).live::<Profile>();
+    let mut client = kiln::test::TestClient::new(app);
+    let res = client.get(&ProfilePage { id: 1 });
+    assert_eq!(res.status(), 200);
+    assert_eq!(res.header("content-type"), Some("text/html; charset=utf-8"));
+    let view = Profile { name: "<bob>".into(), likes: 0 };
+    let fingerprint = format!("{:016x}", view.render().part().statics().fingerprint());
+    assert_eq!(
+        res.text(),
+        format!(
+            "<!DOCTYPE html><html lang=\"en\"><head><title>Profile of &lt;bob&gt;</title></head><body><main>\
+             <div data-kiln-live=\"{fingerprint}\"><h1>&lt;bob&gt;</h1>\
+             <button type=\"button\" data-kiln-click=\"&quot;Like&quot;\">0 likes</button></div></main></body></html>"
+        )
+    );
+    // Joined statics and slots are what the test harness shows for the same state.
+    assert!(res.text().contains(&LiveTest::new(view).html()));
+
+    assert_eq!(client.get(&ProfilePage { id: 7 }).status(), 404, "mount's rejection answers");
+    assert_eq!(client.get("/profiles/x").status(), 404);
+}

@@ -8,7 +8,9 @@
 //! [`kiln::live_html!`](crate::live_html): `html!`'s syntax and checks, compiled to the
 //! markup's static parts (fixed at compile time, named by a fingerprint) and the slots
 //! between them. [`Mounted`] runs one view for one page and gives, after each change,
-//! the [`Diff`] to send; [`LiveTest`] drives a view in a test. `docs/live.md` says what
+//! the [`Diff`] to send; [`LiveTest`] drives a view in a test. The view's first answer
+//! is its whole page on its typed route, [`App::live::<View>()`](crate::App::live),
+//! readable without JavaScript. `docs/live.md` says what
 //! is built and what is not yet (the socket, the client script).
 //!
 //! # The markup
@@ -62,6 +64,7 @@ mod diff;
 mod event;
 mod list;
 mod mounted;
+mod page;
 mod replica;
 mod testing;
 mod view;
@@ -74,6 +77,7 @@ pub use diff::{Diff, Tracker};
 pub use event::{EventError, decode_event};
 pub use kiln_html::{Item, List, Live, Part, Slot, Statics};
 pub use mounted::Mounted;
+pub(crate) use page::{MountArgs, page};
 pub use testing::LiveTest;
 pub use view::{HandleInfo, LiveView};
 

@@ -7,6 +7,7 @@ use serde::de::DeserializeOwned;
 
 use crate::extract::RequestContext;
 use crate::live::Live;
+use crate::markup::{Document, Flow, Fragment};
 use crate::rejection::Rejection;
 use crate::route::Route;
 
@@ -91,6 +92,20 @@ pub trait LiveView: Sized + 'static {
 
     /// The view's markup for the current state, written with [`kiln::live_html!`](crate::live_html).
     fn render(&self) -> Live<Self::Event>;
+
+    /// The whole page of the first answer ([`page`](crate::live::page)) around `view`,
+    /// the view rendered in its container: by default a bare document titled with the
+    /// view's type name. A site puts its own layout here.
+    fn page(&self, view: Fragment<Flow>) -> Fragment<Document> {
+        let name = std::any::type_name::<Self>();
+        let title = name.rsplit("::").next().unwrap_or(name);
+        crate::html! {
+            html lang="en" {
+                head { meta charset="utf-8"; title { (title) } }
+                body { (view) }
+            }
+        }
+    }
 }
 
 /// A message the server pushes to a live view (a bus message, a timer's tick), of type
