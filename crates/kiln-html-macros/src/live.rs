@@ -55,12 +55,12 @@ pub(crate) fn expand(input: TokenStream) -> syn::Result<TokenStream> {
         return Err(first);
     }
     let events = events.unwrap_or_else(|| format_ident!("__kiln_events", span = Span::mixed_site()));
-    let top = format_ident!("__kiln_part", span = Span::mixed_site());
-    Ok(quote!({
-        let #events = #rt::Events::new();
-        let #top = #part;
-        #rt::Live::__new(#events, #top)
-    }))
+    // The event type comes from what the caller expects (`Live<Self::Event>`) before
+    // the markup is checked, so an event of another type is reported at the event.
+    Ok(quote!(#rt::Live::__build(|#events| {
+        let _ = #events;
+        #part
+    })))
 }
 
 /// The macro's input: `[runtime path] [events] markup…` or `[runtime path] [] markup…`.
@@ -245,7 +245,7 @@ impl Expander {
         let (rt, buf) = (self.rt.clone(), self.buf.clone());
         if VALUE_EVENTS.contains(&event) {
             out.push_static(&format!(" data-kiln-{event}=\""));
-            out.push_code(quote_spanned!(expr.span()=> #rt::event_value(&#events, &(#expr), #buf);));
+            out.push_code(quote_spanned!(expr.span()=> #rt::event_value(#events, &(#expr), #buf);));
             out.push_static("\"");
         } else if FORM_EVENTS.contains(&event) {
             let Expr::Path(path) = expr else {
@@ -258,7 +258,7 @@ impl Expander {
             let Some(variant) = path.path.segments.last() else { return };
             let variant = variant.ident.to_string();
             out.push_static(&format!(" data-kiln-{event}=\"{variant}\""));
-            out.push_let(quote_spanned!(expr.span()=> #rt::event_form(&#events, #expr);));
+            out.push_let(quote_spanned!(expr.span()=> #rt::event_form(#events, #expr as fn(_) -> _);));
         } else {
             let known: Vec<String> = VALUE_EVENTS.iter().chain(FORM_EVENTS).map(|e| format!("`on:{e}`")).collect();
             self.error(attr.span, format!("unknown event `on:{event}`: a live view handles {}", known.join(", ")));

@@ -211,10 +211,11 @@ pub struct Live<E> {
 }
 
 impl<E> Live<E> {
-    /// Wraps what `live_html!` built; `events` ties `E` to the events its markup names.
+    /// What `live_html!` builds: `render` gets the marker that ties the events its
+    /// markup names to `E`, which the caller's expected type fixes first.
     #[doc(hidden)]
-    pub fn __new(_events: Events<E>, part: Part) -> Self {
-        Live { part, events: PhantomData }
+    pub fn __build(render: impl FnOnce(&Events<E>) -> Part) -> Self {
+        Live { part: render(&Events(PhantomData)), events: PhantomData }
     }
 
     /// The rendering as statics and slots.
@@ -251,14 +252,6 @@ impl<E> std::fmt::Debug for Live<E> {
 /// against `E`, and `E` is the `Live<E>` the macro returns.
 #[doc(hidden)]
 pub struct Events<E>(PhantomData<fn() -> E>);
-
-impl<E> Events<E> {
-    /// The marker.
-    #[allow(clippy::new_without_default)]
-    pub fn new() -> Self {
-        Events(PhantomData)
-    }
-}
 
 /// A list item's key, as a string.
 #[doc(hidden)]

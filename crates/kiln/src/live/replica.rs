@@ -20,8 +20,11 @@ pub(crate) struct Replica {
 enum Node {
     Text(String),
     Part { fingerprint: String, slots: Vec<Node> },
-    List { fingerprint: String, items: Vec<(Option<String>, Vec<Node>)> },
+    List { fingerprint: String, items: Vec<ListItem> },
 }
+
+/// An item of a list: its key, if keyed, and its slots.
+type ListItem = (Option<String>, Vec<Node>);
 
 impl Replica {
     /// Applies the mount message or a diff.
@@ -64,14 +67,14 @@ impl Replica {
             let items = self.items(object)?;
             return Ok(Node::List { fingerprint, items });
         }
-        let count = self.parts(&fingerprint)?.len() - 1;
+        let count = self.parts(&fingerprint)?.len().checked_sub(1).ok_or("empty statics")?;
         let slots = (0..count)
             .map(|i| self.rendered(object.get(&i.to_string()).ok_or_else(|| format!("slot {i} missing"))?))
             .collect::<Result<_, _>>()?;
         Ok(Node::Part { fingerprint, slots })
     }
 
-    fn items(&mut self, object: &Map<String, Value>) -> Result<Vec<(Option<String>, Vec<Node>)>, Broken> {
+    fn items(&mut self, object: &Map<String, Value>) -> Result<Vec<ListItem>, Broken> {
         let dynamics = object.get("d").and_then(Value::as_array).ok_or("`d` is not a list")?;
         let keys = object.get("k").and_then(Value::as_array);
         let mut items = Vec::with_capacity(dynamics.len());
@@ -113,12 +116,8 @@ impl Replica {
         Ok(())
     }
 
-    fn patch_keyed(
-        &mut self,
-        items: &mut Vec<(Option<String>, Vec<Node>)>,
-        diff: &Map<String, Value>,
-    ) -> Result<(), Broken> {
-        let position = |items: &[(Option<String>, Vec<Node>)], key: &str| {
+    fn patch_keyed(&mut self, items: &mut Vec<ListItem>, diff: &Map<String, Value>) -> Result<(), Broken> {
+        let position = |items: &[ListItem], key: &str| {
             items.iter().position(|(k, _)| k.as_deref() == Some(key)).ok_or_else(|| format!("no item {key}"))
         };
         for key in diff.get("r").and_then(Value::as_array).into_iter().flatten() {
@@ -163,7 +162,7 @@ impl Replica {
 
     fn render_slots(&self, parts: &[String], slots: &[Node], html: &mut String) -> Result<(), Broken> {
         html.push_str(parts.first().map_or("", String::as_str));
-        for (slot, part) in slots.iter().zip(&parts[1..]) {
+        for (slot, part) in slots.iter().zip(parts.iter().skip(1)) {
             self.render(slot, html)?;
             html.push_str(part);
         }

@@ -93,7 +93,7 @@ pub trait LiveView: Sized + 'static {
     /// The view's markup for the current state, written with [`kiln::live_html!`](crate::live_html).
     fn render(&self) -> Live<Self::Event>;
 
-    /// The whole page of the first answer ([`page`](crate::live::page)) around `view`,
+    /// The whole page of the first answer ([`App::live`](crate::App::live)) around `view`,
     /// the view rendered in its container: by default a bare document titled with the
     /// view's type name. A site puts its own layout here.
     fn page(&self, view: Fragment<Flow>) -> Fragment<Document> {
