@@ -122,3 +122,11 @@ fn the_same_markup_has_the_same_fingerprint_and_other_markup_another() {
     assert_eq!(a(1).part().statics().fingerprint(), a(2).part().statics().fingerprint());
     assert_ne!(a(1).part().statics().fingerprint(), b.part().statics().fingerprint());
 }
+
+/// `@let` expanded to `let let ..` in `html!` and never compiled.
+#[test]
+fn html_let_binds_a_value_for_the_markup_after_it() {
+    let names = ["ann", "bob"];
+    let page = html! { ul { @let count = names.len(); @for name in names { li { (name) "/" (count) } } } };
+    assert_eq!(page.as_str(), "<ul><li>ann/2</li><li>bob/2</li></ul>");
+}
