@@ -95,6 +95,8 @@ pub use url::{Asset, ExternalUrl, Href, write_display_href};
 /// `.class`, `.class[cond]`, `#id`, `attr="text"`, `attr=(expr)`, `attr=[option]`, a
 /// boolean `attr` or `attr[cond]`; `"text"`; `(expr)` splices a value; `@if`,
 /// `@if let`, `@else`, `@for pat in expr`, `@match expr { pat => { .. } }`, `@let pat = expr;`.
+/// `@for pat in expr; key = expr` keys the items of a [`live_html!`] list; `html!`
+/// ignores the key, so that one template serves both.
 ///
 /// The fragment's category comes from the elements written at its top level (through
 /// `@if`, `@for` and `@match`): [`Phrasing`] when all are phrasing content with no

@@ -33,6 +33,9 @@
 //!
 //! # The wire format (JSON)
 //!
+//! Compact JSON; an object's keys come in no particular order (slot `"10"` may precede
+//! `"2"`), arrays are ordered.
+//!
 //! Server to page, a **rendering**:
 //! - a text slot is a string;
 //! - a part is `{"f": fingerprint, "s": [statics], "0": slot, "1": slot, ..}`: `"f"`
