@@ -109,6 +109,12 @@ impl<S: 'static> App<S> {
         self
     }
 
+    /// Serves the live view `V` on its typed route (`V::Route`): the first answer is its
+    /// whole page, mounted and rendered on the server (see [`crate::live`]).
+    pub fn live<V: crate::live::LiveView<AppState = S>>(self) -> Self {
+        self.route::<_, crate::live::MountArgs<V>>(crate::live::page::<V>())
+    }
+
     /// Registers a handler under a raw `matchit` pattern, for framework parts (static
     /// files) whose routes are not types. `name` appears in conflict reports.
     pub(crate) fn insert<H: Handler<A, S>, A: 'static>(

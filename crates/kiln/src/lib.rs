@@ -53,6 +53,9 @@
 //! - **WebSocket** on a typed route ([`ws::WebSocketUpgrade`]): RFC 6455 with
 //!   permessage-deflate, a heartbeat, bounded queues and limits, closed with 1001 on
 //!   drain; the Autobahn testsuite runs against it (`scripts/autobahn`).
+//! - **Live views** ([`live`]): typed state on the server rendered with
+//!   [`live_html!`], typed events from the page, only the slots that changed sent back
+//!   (lists by key, as moves); driven in tests by [`live::LiveTest`].
 //! - `HEAD` from `GET`, `405` with `Allow`, a trailing-slash policy, [middleware],
 //!   and an in-process [`TestClient`](test::TestClient).
 //!
@@ -108,6 +111,7 @@ mod json;
 mod key;
 mod layers;
 mod link;
+pub mod live;
 mod make;
 pub mod markup;
 #[cfg(feature = "maud")]
