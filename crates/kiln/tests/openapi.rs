@@ -42,6 +42,7 @@ struct Health;
 
 /// A search.
 #[derive(Deserialize, JsonSchema)]
+#[schemars(crate = "kiln::openapi::schemars")]
 struct Search {
     /// Words to look for.
     q: String,
@@ -51,6 +52,7 @@ struct Search {
 
 /// A new page, as a client sends it.
 #[derive(Deserialize, JsonSchema)]
+#[schemars(crate = "kiln::openapi::schemars")]
 #[allow(dead_code)] // Its fields are there to be described.
 #[serde(rename_all = "camelCase")]
 struct NewPage {
@@ -68,6 +70,7 @@ struct NewPage {
 }
 
 #[derive(Deserialize, JsonSchema)]
+#[schemars(crate = "kiln::openapi::schemars")]
 #[allow(dead_code)]
 struct Extra {
     tags: Vec<String>,
@@ -75,6 +78,7 @@ struct Extra {
 
 /// What a page is.
 #[derive(Deserialize, Serialize, JsonSchema)]
+#[schemars(crate = "kiln::openapi::schemars")]
 #[serde(tag = "type", rename_all = "lowercase")]
 enum Kind {
     /// A full article in a language.
@@ -85,6 +89,7 @@ enum Kind {
 
 /// Metadata: required when sent back, `pinned` optional when sent.
 #[derive(Deserialize, Serialize, JsonSchema)]
+#[schemars(crate = "kiln::openapi::schemars")]
 struct Meta {
     author: String,
     #[serde(default)]
@@ -93,6 +98,7 @@ struct Meta {
 
 /// A page, as the server sends it.
 #[derive(Serialize, JsonSchema)]
+#[schemars(crate = "kiln::openapi::schemars")]
 struct Page {
     slug: String,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -101,6 +107,7 @@ struct Page {
 }
 
 #[derive(Deserialize, JsonSchema)]
+#[schemars(crate = "kiln::openapi::schemars")]
 #[allow(dead_code)]
 struct Comment {
     body: String,

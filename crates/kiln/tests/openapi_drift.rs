@@ -21,6 +21,7 @@ mod v1 {
     use super::*;
 
     #[derive(Deserialize, Serialize, JsonSchema)]
+    #[schemars(crate = "kiln::openapi::schemars")]
     pub(super) struct Note {
         pub(super) text: String,
         pub(super) author: String,
@@ -44,6 +45,7 @@ mod changed_type {
     use super::*;
 
     #[derive(Deserialize, Serialize, JsonSchema)]
+    #[schemars(crate = "kiln::openapi::schemars")]
     pub(super) struct Note {
         pub(super) text: String,
         pub(super) author: u64,
@@ -67,6 +69,7 @@ mod added_field {
     use super::*;
 
     #[derive(Deserialize, Serialize, JsonSchema)]
+    #[schemars(crate = "kiln::openapi::schemars")]
     pub(super) struct Note {
         pub(super) text: String,
         pub(super) author: String,
@@ -92,6 +95,7 @@ mod required_field {
     use super::*;
 
     #[derive(Deserialize, Serialize, JsonSchema)]
+    #[schemars(crate = "kiln::openapi::schemars")]
     pub(super) struct Note {
         pub(super) text: String,
         pub(super) author: String,

@@ -23,6 +23,7 @@ struct RegisterForm;
 struct Search;
 
 #[derive(Deserialize, JsonSchema, garde::Validate)]
+#[schemars(crate = "kiln::openapi::schemars")]
 struct Account {
     #[garde(length(min = 3, max = 20))]
     name: String,
@@ -35,18 +36,21 @@ struct Account {
 }
 
 #[derive(Deserialize, JsonSchema, garde::Validate)]
+#[schemars(crate = "kiln::openapi::schemars")]
 struct Address {
     #[garde(pattern(r"^[0-9]{5}$"))]
     zip: String,
 }
 
 #[derive(Deserialize, JsonSchema, garde::Validate)]
+#[schemars(crate = "kiln::openapi::schemars")]
 struct Name {
     #[garde(length(min = 3))]
     name: String,
 }
 
 #[derive(Deserialize, JsonSchema, garde::Validate)]
+#[schemars(crate = "kiln::openapi::schemars")]
 struct Page {
     #[garde(range(max = 50))]
     per_page: u32,

@@ -216,7 +216,7 @@ fn security_schemes(used: &BTreeSet<Security>) -> Value {
                 });
                 schemes.insert("session".into(), session);
             }
-            Security::Csrf => {
+            Security::CsrfToken => {
                 let header = json!({
                     "type": "apiKey",
                     "in": "header",

@@ -131,7 +131,7 @@ impl Describe for Session {
 
 impl Describe for CsrfGuard {
     fn describe(op: &mut Operation<'_>) {
-        op.security(Security::Csrf);
+        op.security(Security::CsrfToken);
         op.response("403", "the CSRF token is missing or wrong");
     }
 }

@@ -7,7 +7,7 @@
 //! - [`App::openapi`](crate::App::openapi) builds the [`Document`]: paths with typed
 //!   parameters, request bodies by content type, security schemes, responses with the
 //!   statuses of each extractor's rejections, summaries from the route's doc comment,
-//!   and the schemas of the app's types from [`schemars`] (JSON Schema 2020-12,
+//!   and the schemas of the app's types from schemars (JSON Schema 2020-12,
 //!   honouring serde's attributes). [`Document::undescribed`] lists what it could not
 //!   describe exactly.
 //! - [`assert_matches`] keeps the document from drifting: it compares it with a
@@ -38,4 +38,19 @@ pub use document::{Document, OPENAPI_VERSION, Undescribed};
 pub use drift::{Change, ChangeKind, UPDATE_ENV, assert_matches, compare};
 pub use operation::{Operation, ParamIn, Security};
 pub use responses::DescribePart;
-pub use schemars::{self, JsonSchema};
+pub use schemars::JsonSchema;
+
+/// What `#[derive(JsonSchema)]` names, for an app without schemars among its own
+/// dependencies: `#[schemars(crate = "kiln::openapi::schemars")]`.
+///
+/// Only these items rather than the whole crate: rustc shortens a type's name in its
+/// messages only while no other item visible from the crate's dependencies has that
+/// name, and schemars' `Contract::Serialize` would make every `Serialize` in an app's
+/// compile errors print in full.
+#[doc(hidden)]
+pub mod schemars {
+    pub use schemars::{
+        _private, _schemars_maybe_schema_id, _schemars_maybe_to_value, JsonSchema, Schema, SchemaGenerator,
+        json_schema, transform,
+    };
+}

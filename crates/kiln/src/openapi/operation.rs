@@ -42,7 +42,7 @@ pub enum Security {
     Session,
     /// The CSRF token in `x-csrf-token` (or the form field `csrf_token`) matching the
     /// signed CSRF cookie ([`CsrfGuard`](crate::CsrfGuard)): schemes `csrf` and `csrf_cookie`.
-    Csrf,
+    CsrfToken,
 }
 
 impl Security {
@@ -51,7 +51,7 @@ impl Security {
         match self {
             Security::Bearer => &["bearer"],
             Security::Session => &["session"],
-            Security::Csrf => &["csrf", "csrf_cookie"],
+            Security::CsrfToken => &["csrf", "csrf_cookie"],
         }
     }
 }
