@@ -488,3 +488,34 @@ fn an_extractor_of_the_app_s_own_describes_itself() {
     );
     assert_eq!(keys(op, "/responses"), ["200", "401"]);
 }
+
+#[test]
+fn a_status_chosen_at_run_time_is_described_as_default_and_listed() {
+    #[derive(Route)]
+    #[route(PUT, "/notes/{id}")]
+    struct PutNote {
+        id: u64,
+    }
+
+    async fn put(route: PutNote, body: Option<Json<Meta>>) -> (kiln::StatusCode, Json<Meta>) {
+        let meta = body.map_or(Meta { author: route.id.to_string(), pinned: false }, |Json(m)| m);
+        (kiln::StatusCode::CREATED, Json(meta))
+    }
+
+    let doc = App::new(|_| ()).api(put).openapi();
+    let json = doc.json();
+    let op = at(json, "/paths/~1notes~1{id}/put");
+    assert_eq!(op["requestBody"]["required"], false, "an `Option<Json<_>>` body may be left out");
+    assert_eq!(keys(op, "/responses"), ["404", "default"]);
+    assert_eq!(
+        op["responses"]["default"]["content"]["application/json"]["schema"]["$ref"],
+        "#/components/schemas/MetaOutput"
+    );
+    let reasons: Vec<String> = doc.undescribed().iter().map(ToString::to_string).collect();
+    assert_eq!(
+        reasons,
+        [
+            "PUT /notes/{id} (openapi::a_status_chosen_at_run_time_is_described_as_default_and_listed::PutNote): a response tuple sets a status chosen at run time"
+        ]
+    );
+}
