@@ -9,37 +9,55 @@
 //!
 //! CORS lets `https://app.example` call it (preflights answered before routing),
 //! tokens are signed with the app's key and expire after an hour, responses are
-//! compressed as the client accepts, and `/metrics` counts it all.
+//! compressed as the client accepts, and `/metrics` counts it all. Its operations are
+//! registered with `App::api`, so `app().openapi()` describes them from their types;
+//! the document is committed as `examples/json_api.openapi.json`, and a test fails if
+//! the two drift apart. `KILN_LISTEN` picks another address than `127.0.0.1:3000`.
 
 use std::time::{Duration, UNIX_EPOCH};
 
+use kiln::openapi::JsonSchema;
 use kiln::rejection::Unauthorized;
 use kiln::{App, BearerToken, Compression, Cors, Json, Key, Metrics, Rejection, Route};
 use serde::{Deserialize, Serialize};
 
+/// Logs in: a user's name and password for a bearer token.
 #[derive(Route)]
 #[route(POST, "/api/login")]
 struct Login;
 
+/// Who the bearer token says the caller is.
 #[derive(Route)]
 #[route("/api/me")]
 struct Me;
 
-#[derive(Deserialize)]
+/// What logging in takes.
+#[derive(Deserialize, Serialize, JsonSchema)]
+#[schemars(crate = "kiln::openapi::schemars")]
 struct Credentials {
+    /// The user's name.
     user: String,
+    /// The user's password.
     password: String,
 }
 
-#[derive(Serialize)]
+/// A bearer token: send it as `Authorization: Bearer {token}`.
+#[derive(Deserialize, Serialize, JsonSchema)]
+#[schemars(crate = "kiln::openapi::schemars")]
 struct Token {
+    /// The token, signed with the app's key.
     token: String,
+    /// How many seconds it lasts.
     expires_in: u64,
 }
 
-#[derive(Serialize)]
+/// The caller, as the token names them.
+#[derive(Deserialize, Serialize, JsonSchema)]
+#[schemars(crate = "kiln::openapi::schemars")]
 struct Profile {
+    /// The user the token was issued to.
     user: String,
+    /// When the token expires, in Unix seconds.
     token_expires: u64,
 }
 
@@ -76,8 +94,8 @@ pub(crate) fn app(key: Key) -> App<()> {
         .path_prefix("/api/");
     App::new(|_worker| ())
         .secret_key(key)
-        .route(login)
-        .route(me)
+        .api(login)
+        .api(me)
         .cors(cors)
         .compression(Compression::new())
         .metrics(Metrics::new())
@@ -91,7 +109,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         Ok(secret) => Key::new(secret)?,
         Err(_) => Key::generate(),
     };
-    let server = kiln::http::Server::new().listen("127.0.0.1:3000");
+    let listen = std::env::var("KILN_LISTEN").unwrap_or_else(|_| "127.0.0.1:3000".to_owned());
+    let server = kiln::http::Server::new().listen(listen);
     kiln::serve(app(key), server)?.run_until_signal()?;
     Ok(())
 }

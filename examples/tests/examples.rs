@@ -44,6 +44,15 @@ fn hello_greets() {
 }
 
 #[test]
+fn json_api_document_matches_the_committed_copy() {
+    let doc = json_api::app(Key::generate()).openapi().info("json_api example", "1.0.0");
+    assert!(doc.undescribed().is_empty(), "{:?}", doc.undescribed());
+    let committed = concat!(env!("CARGO_MANIFEST_DIR"), "/json_api.openapi.json");
+    let additive = kiln::openapi::assert_matches(&doc, committed);
+    assert!(additive.is_empty(), "the API grew: run with KILN_OPENAPI_UPDATE=1 and commit it: {additive:?}");
+}
+
+#[test]
 fn json_api_logs_in_with_cors_and_answers_with_a_bearer_token() {
     let mut c = TestClient::new(json_api::app(Key::generate()));
     let preflight = c

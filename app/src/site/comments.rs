@@ -76,7 +76,7 @@ pub(crate) async fn post(
 }
 
 /// What is wrong with a comment, in a sentence for its author.
-fn check(author: Option<&str>, body: Option<&str>) -> Result<(), &'static str> {
+pub(super) fn check(author: Option<&str>, body: Option<&str>) -> Result<(), &'static str> {
     let author = author.map(str::trim).unwrap_or_default();
     let body = body.map(str::trim).unwrap_or_default();
     if author.is_empty() {

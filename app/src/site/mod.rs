@@ -14,6 +14,7 @@
 //! | `GET /static/…` | assets (`asset!` names immutable) |
 //! | `GET /favicon.ico` | the site's icon |
 
+pub(crate) mod api;
 mod auth;
 mod comments;
 mod editor;
@@ -60,4 +61,5 @@ pub(crate) fn mount(app: App<Worker>) -> App<Worker> {
         .route(editor::create)
         .route(editor::edit_form)
         .route(editor::update)
+        .mount(api::mount)
 }

@@ -77,6 +77,26 @@ pub(crate) async fn last_updated(db: &Db) -> Result<Option<i64>, Error> {
     Ok(updated)
 }
 
+/// At most `limit` pages whose title or text holds `text`, in any ASCII case, newest
+/// first. `%`, `_` and a backslash in `text` are matched as themselves.
+pub(crate) async fn search(db: &Db, text: &str, limit: i64) -> Result<Vec<PageEntry>, Error> {
+    let mut pattern = String::from("%");
+    for c in text.to_ascii_lowercase().chars() {
+        if matches!(c, '%' | '_' | '\\') {
+            pattern.push('\\');
+        }
+        pattern.push(c);
+    }
+    pattern.push('%');
+    db.query_all(
+        "SELECT slug, title, created, updated FROM page \
+         WHERE lower(title) LIKE $1 ESCAPE '\\' OR lower(body) LIKE $1 ESCAPE '\\' \
+         ORDER BY created DESC, id DESC LIMIT $2",
+        &[&pattern, &limit],
+    )
+    .await
+}
+
 /// Whether there is a page at `slug`.
 pub(crate) async fn page_exists(db: &Db, slug: &str) -> Result<bool, Error> {
     let (n,): (i64,) = db.query_one("SELECT count(*) FROM page WHERE slug = $1", &[&slug]).await?;

@@ -23,6 +23,13 @@ struct Flags {
 
 /// The site's app on a fresh, seeded database (kept alive by the returned folder).
 pub(super) fn client(name: &str) -> (TestClient<kiln::AppService<Worker>>, TempDir) {
+    let (app, dir) = app(name);
+    (TestClient::new(app), dir)
+}
+
+/// The site's app as `main` builds it, on a fresh, seeded SQLite file in the returned
+/// folder.
+pub(super) fn app(name: &str) -> (App<Worker>, TempDir) {
     let dir = TempDir::new(&format!("site-unit-{name}"));
     let options = Options::default().migrations(kiln::db::migrations!("migrations/sqlite"));
     let main = Database::open(&dir.sqlite_url(), options).expect("open the database");
@@ -48,7 +55,7 @@ pub(super) fn client(name: &str) -> (TestClient<kiln::AppService<Worker>>, TempD
     })
     .mount(super::mount)
     .mount(|app| settings.apply(app));
-    (TestClient::new(app), dir)
+    (app, dir)
 }
 
 fn is_site_page(res: &TestResponse) -> bool {

@@ -1,0 +1,66 @@
+//! The comments: read by anyone, posted with a bearer token that names the author.
+//! A token, not the session cookie, so a page on another site cannot post in a
+//! visitor's name (a browser never adds an `Authorization` header by itself).
+
+use std::time::Duration;
+
+use kiln::rejection::Rejection;
+use kiln::{BearerToken, ClientAddr, Json, Key, State, StatusCode};
+
+use super::super::comments::check;
+use super::super::{live, model};
+use super::routes::{ApiComments, ApiPostComment, ApiToken};
+use super::types::{Comment, NewComment, Token, TokenRequest};
+use crate::state::Worker;
+
+/// How long a commenter's token lasts.
+pub(crate) const TOKEN_TTL: Duration = Duration::from_secs(3600);
+
+/// `GET /api/pages/{slug}/comments`: `404` when there is no such page.
+pub(crate) async fn comments(
+    route: ApiComments,
+    State(worker): State<Worker>,
+) -> Result<Json<Vec<Comment>>, kiln::db::Error> {
+    let (exists, comments) = futures_util::future::try_join(
+        model::page_exists(&worker.db, &route.slug),
+        model::comments_of(&worker.db, &route.slug),
+    )
+    .await?;
+    if !exists {
+        return Err(kiln::db::Error::NotFound);
+    }
+    Ok(Json(comments.into_iter().map(Comment::from).collect()))
+}
+
+/// `POST /api/tokens`: a name the comment form would take gets a token; another is a
+/// `422` saying what is wrong with it.
+pub(crate) async fn token(_: ApiToken, key: Key, Json(input): Json<TokenRequest>) -> Result<Json<Token>, Rejection> {
+    check(Some(&input.author), Some("-")).map_err(unprocessable)?;
+    let token = BearerToken::issue(&key, input.author.trim(), TOKEN_TTL);
+    Ok(Json(Token { token, expires_in: TOKEN_TTL.as_secs() }))
+}
+
+/// `POST /api/pages/{slug}/comments`: checked as the site's form checks a comment
+/// (`422`), counted against the same per-address limit (`429`), `404` without the page.
+pub(crate) async fn post_comment(
+    route: ApiPostComment,
+    token: BearerToken,
+    State(worker): State<Worker>,
+    client: ClientAddr,
+    Json(input): Json<NewComment>,
+) -> Result<Json<Comment>, Rejection> {
+    let author = token.subject().trim();
+    check(Some(author), Some(&input.body)).map_err(unprocessable)?;
+    worker.site.settings.comments.check_client(client)?;
+    let page = model::page(&worker.db, &route.slug).await?;
+    let comment =
+        model::Comment { id: 0, author: author.to_owned(), body: input.body.trim().to_owned(), created: model::now() };
+    let id = model::add_comment(&worker.db, page.id, &comment.author, &comment.body, comment.created).await?;
+    let comment = model::Comment { id, ..comment };
+    live::publish(&worker.site.bus, &route.slug, &comment).await;
+    Ok(Json(comment.into()))
+}
+
+fn unprocessable(message: &'static str) -> Rejection {
+    Rejection::custom(StatusCode::UNPROCESSABLE_ENTITY, message)
+}

@@ -1,0 +1,32 @@
+//! The wiki's JSON API, described in its OpenAPI document (`app/openapi.json`, kept
+//! from drifting by `api::tests`): the pages, a search, and the comments, which a
+//! client posts with a bearer token it asked for under the commenter's name.
+//!
+//! | Route | What |
+//! | --- | --- |
+//! | `GET /api/pages` (`?page=N`) | the pages, newest first |
+//! | `GET /api/pages/{slug}` | a page, its Markdown |
+//! | `GET /api/search?q=…` | the pages whose title or text holds the words |
+//! | `GET /api/pages/{slug}/comments` | a page's comments, oldest first |
+//! | `POST /api/tokens` | a bearer token for a commenter's name |
+//! | `POST /api/pages/{slug}/comments` | posts a comment (bearer token, rate limit) |
+
+mod comments;
+mod pages;
+mod routes;
+mod types;
+
+#[cfg(test)]
+mod tests;
+
+use kiln::App;
+
+use crate::state::Worker;
+
+use comments::{comments, post_comment, token};
+use pages::{page, pages, search};
+
+/// Adds the API's routes, each described in the app's OpenAPI document.
+pub(crate) fn mount(app: App<Worker>) -> App<Worker> {
+    app.api(pages).api(page).api(search).api(comments).api(token).api(post_comment)
+}

@@ -1,0 +1,97 @@
+//! The JSON API through kiln's `TestClient`, and its document against the committed
+//! `app/openapi.json`.
+
+use serde_json::{Value, json};
+
+use super::super::tests::{app, client};
+use super::routes::{ApiComments, ApiPage, ApiPages, ApiPostComment, ApiSearch, ApiToken};
+
+/// The API's title and version in its document.
+const TITLE: &str = "kiln wiki API";
+/// The API's version: the contract changes only additively within it.
+const VERSION: &str = "1.0.0";
+
+/// The site's document: what `app/openapi.json` holds.
+pub(crate) fn document() -> kiln::openapi::Document {
+    app("api-document").0.openapi().info(TITLE, VERSION)
+}
+
+#[test]
+fn the_demo_document_matches_the_committed_copy() {
+    let additive = kiln::openapi::assert_matches(&document(), concat!(env!("CARGO_MANIFEST_DIR"), "/openapi.json"));
+    assert!(additive.is_empty(), "the API grew: run with KILN_OPENAPI_UPDATE=1 and commit it: {additive:?}");
+}
+
+#[test]
+fn every_api_operation_is_described_exactly() {
+    let doc = document();
+    let partial: Vec<_> = doc.undescribed().iter().filter(|u| u.operation.contains(" /api/")).collect();
+    assert!(partial.is_empty(), "{partial:?}");
+    let paths = &doc.json()["paths"];
+    let post = &paths["/api/pages/{slug}/comments"]["post"];
+    assert_eq!(post["security"], json!([{ "bearer": [] }]));
+    assert!(post["responses"]["401"].is_object());
+    assert_eq!(paths["/api/search"]["get"]["parameters"][0]["required"], true);
+}
+
+#[test]
+fn the_api_lists_gets_and_searches_pages() {
+    let (mut c, _dir) = client("api-read");
+    let list = c.get(ApiPages { page: None });
+    assert_eq!(list.status(), 200);
+    assert_eq!(list.header("content-type"), Some("application/json"));
+    let list: Value = list.json();
+    let slugs: Vec<&str> = list["pages"].as_array().expect("pages").iter().filter_map(|p| p["slug"].as_str()).collect();
+    assert!(slugs.contains(&"tour") && slugs.contains(&"welcome"), "{slugs:?}");
+    assert_eq!(list["next_page"], Value::Null);
+    assert_eq!(c.get(ApiPages { page: Some(0) }).status(), 400);
+    assert_eq!(c.get(ApiPages { page: Some(9) }).json::<Value>()["pages"], json!([]));
+
+    let page: Value = c.get(ApiPage { slug: "tour".into() }).json();
+    assert_eq!(page["slug"], "tour");
+    assert!(page["markdown"].as_str().is_some_and(|m| !m.is_empty()));
+    assert_eq!(c.get(ApiPage { slug: "nowhere".into() }).status(), 404);
+
+    let found: Value = c.get(ApiSearch { q: "TOUR".into() }).json();
+    assert!(found.as_array().expect("array").iter().any(|p| p["slug"] == "tour"), "{found}");
+    let none: Value = c.get(ApiSearch { q: "%_no such text_%".into() }).json();
+    assert_eq!(none, json!([]));
+    assert_eq!(c.get("/api/search").status(), 400);
+}
+
+#[test]
+fn the_api_posts_a_comment_with_a_bearer_token_and_refuses_one_without() {
+    let (mut c, _dir) = client("api-comment");
+    let route = ApiPostComment { slug: "tour".into() };
+    let refused = c.request("POST", &route).json(&json!({ "body": "hello" })).send();
+    assert_eq!(refused.status(), 401);
+    assert!(refused.header("www-authenticate").is_some_and(|h| h.starts_with("Bearer")));
+    let forged =
+        c.request("POST", &route).header("authorization", "Bearer forged").json(&json!({ "body": "x" })).send();
+    assert_eq!(forged.status(), 401);
+
+    assert_eq!(c.request("POST", ApiToken).json(&json!({ "author": "  " })).send().status(), 422);
+    let token: Value = c.request("POST", ApiToken).json(&json!({ "author": "Ada" })).send().json();
+    let bearer = format!("Bearer {}", token["token"].as_str().expect("token"));
+    assert_eq!(token["expires_in"], 3600);
+
+    let posted =
+        c.request("POST", &route).header("authorization", &bearer).json(&json!({ "body": " Nice tour. " })).send();
+    assert_eq!(posted.status(), 200, "{}", posted.text());
+    let posted: Value = posted.json();
+    assert_eq!((posted["author"].as_str(), posted["body"].as_str()), (Some("Ada"), Some("Nice tour.")));
+
+    let comments: Value = c.get(ApiComments { slug: "tour".into() }).json();
+    assert_eq!(comments.as_array().and_then(|a| a.last()), Some(&posted));
+    assert_eq!(c.get(ApiComments { slug: "nowhere".into() }).status(), 404);
+
+    let empty = c.request("POST", &route).header("authorization", &bearer).json(&json!({ "body": "" })).send();
+    assert_eq!(empty.status(), 422);
+    let elsewhere = ApiPostComment { slug: "nowhere".into() };
+    let missing = c.request("POST", &elsewhere).header("authorization", &bearer).json(&json!({ "body": "x" })).send();
+    assert_eq!(missing.status(), 404);
+    let wrong = c.request("POST", &route).header("authorization", &bearer).json(&json!({ "text": "x" })).send();
+    assert_eq!(wrong.status(), 422);
+    let plain = c.request("POST", &route).header("authorization", &bearer).body("x").send();
+    assert_eq!(plain.status(), 415);
+}

@@ -1,0 +1,105 @@
+//! What the API reads and answers: serde types whose schemas (schemars, through
+//! kiln's re-export) are the document's `components.schemas`.
+
+use kiln::openapi::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::super::model;
+
+/// A page as listed: no text.
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+#[schemars(crate = "kiln::openapi::schemars")]
+pub(crate) struct PageSummary {
+    /// The page's address: `/pages/{slug}`.
+    pub(crate) slug: String,
+    /// The page's title.
+    pub(crate) title: String,
+    /// When the page was made, in Unix seconds.
+    pub(crate) created: i64,
+    /// When the page was last edited, in Unix seconds.
+    pub(crate) updated: i64,
+}
+
+/// One page of the list of pages.
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+#[schemars(crate = "kiln::openapi::schemars")]
+pub(crate) struct PageList {
+    /// The pages, newest first.
+    pub(crate) pages: Vec<PageSummary>,
+    /// The next page of the list, when there is one.
+    pub(crate) next_page: Option<u32>,
+}
+
+/// A whole page.
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+#[schemars(crate = "kiln::openapi::schemars")]
+pub(crate) struct Page {
+    /// The page's address: `/pages/{slug}`.
+    pub(crate) slug: String,
+    /// The page's title.
+    pub(crate) title: String,
+    /// The page's text, in Markdown.
+    pub(crate) markdown: String,
+    /// When the page was made, in Unix seconds.
+    pub(crate) created: i64,
+    /// When the page was last edited, in Unix seconds.
+    pub(crate) updated: i64,
+}
+
+/// A comment on a page, shown as text.
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+#[schemars(crate = "kiln::openapi::schemars")]
+pub(crate) struct Comment {
+    /// The comment's number, unique across pages; `#c{id}` on the page.
+    pub(crate) id: i64,
+    /// Who wrote it.
+    pub(crate) author: String,
+    /// What they wrote.
+    pub(crate) body: String,
+    /// When it was posted, in Unix seconds.
+    pub(crate) created: i64,
+}
+
+/// A comment to post: the author is the bearer token's.
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+#[schemars(crate = "kiln::openapi::schemars")]
+pub(crate) struct NewComment {
+    /// The comment, at most 4,000 characters and 3 links.
+    pub(crate) body: String,
+}
+
+/// Who asks for a token: the name their comments are posted under.
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+#[schemars(crate = "kiln::openapi::schemars")]
+pub(crate) struct TokenRequest {
+    /// The commenter's name, at most 80 characters.
+    pub(crate) author: String,
+}
+
+/// A bearer token: send it as `Authorization: Bearer {token}`.
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+#[schemars(crate = "kiln::openapi::schemars")]
+pub(crate) struct Token {
+    /// The token, signed with the site's key.
+    pub(crate) token: String,
+    /// How many seconds it lasts.
+    pub(crate) expires_in: u64,
+}
+
+impl From<model::PageEntry> for PageSummary {
+    fn from(entry: model::PageEntry) -> Self {
+        PageSummary { slug: entry.slug, title: entry.title, created: entry.created, updated: entry.updated }
+    }
+}
+
+impl From<model::Page> for Page {
+    fn from(page: model::Page) -> Self {
+        Page { slug: page.slug, title: page.title, markdown: page.body, created: page.created, updated: page.updated }
+    }
+}
+
+impl From<model::Comment> for Comment {
+    fn from(c: model::Comment) -> Self {
+        Comment { id: c.id, author: c.author, body: c.body, created: c.created }
+    }
+}
