@@ -76,7 +76,7 @@ pub(crate) async fn post(
 }
 
 /// What is wrong with a comment, in a sentence for its author.
-pub(super) fn check(author: Option<&str>, body: Option<&str>) -> Result<(), &'static str> {
+fn check(author: Option<&str>, body: Option<&str>) -> Result<(), &'static str> {
     let author = author.map(str::trim).unwrap_or_default();
     let body = body.map(str::trim).unwrap_or_default();
     if author.is_empty() {
@@ -104,7 +104,7 @@ pub(super) fn check(author: Option<&str>, body: Option<&str>) -> Result<(), &'st
 }
 
 /// How many links `text` holds: `http://`, `https://` and `www.`, in any case.
-fn links(text: &str) -> usize {
+pub(super) fn links(text: &str) -> usize {
     let lower = text.to_ascii_lowercase();
     ["http://", "https://", "www."].iter().map(|m| lower.matches(m).count()).sum::<usize>()
         - lower.matches("://www.").count()

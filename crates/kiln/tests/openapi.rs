@@ -179,7 +179,10 @@ fn a_path_parameter_and_the_route_s_query_field_are_typed_parameters() {
     assert_eq!(op["parameters"][1]["name"], "rev");
     assert_eq!(op["parameters"][1]["in"], "query");
     assert_eq!(op["parameters"][1]["required"], false);
-    assert_eq!(op["parameters"][1]["schema"], json!({ "type": "integer", "format": "uint32", "minimum": 0 }));
+    assert_eq!(
+        op["parameters"][1]["schema"],
+        json!({ "type": "integer", "format": "uint32", "minimum": 0, "maximum": u32::MAX })
+    );
     assert_eq!(keys(op, "/responses"), ["200", "400", "404"]);
     assert_eq!(op["responses"]["200"]["content"]["text/html"]["schema"], json!({ "type": "string" }));
 }

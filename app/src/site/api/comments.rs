@@ -7,10 +7,12 @@ use std::time::Duration;
 use kiln::rejection::Rejection;
 use kiln::{BearerToken, ClientAddr, Json, Key, State, StatusCode};
 
-use super::super::comments::check;
+use super::super::comments::MAX_LINKS;
+use super::super::comments::links;
+use super::super::page_view::{MAX_AUTHOR, MAX_COMMENT};
 use super::super::{live, model};
 use super::routes::{ApiComments, ApiPostComment, ApiToken};
-use super::types::{Comment, NewComment, Token, TokenRequest};
+use super::types::{Comment, NewComment, Token, TokenRequest, is_text};
 use crate::state::Worker;
 
 /// How long a commenter's token lasts.
@@ -32,16 +34,19 @@ pub(crate) async fn comments(
     Ok(Json(comments.into_iter().map(Comment::from).collect()))
 }
 
-/// `POST /api/tokens`: a name the comment form would take gets a token; another is a
-/// `422` saying what is wrong with it.
+/// `POST /api/tokens`: a name the document's schema allows gets a token; another is a
+/// `422`.
 pub(crate) async fn token(_: ApiToken, key: Key, Json(input): Json<TokenRequest>) -> Result<Json<Token>, Rejection> {
-    check(Some(&input.author), Some("-")).map_err(unprocessable)?;
+    if !is_text(&input.author, MAX_AUTHOR) {
+        return Err(unprocessable("the name is empty, too long or holds control characters"));
+    }
     let token = BearerToken::issue(&key, input.author.trim(), TOKEN_TTL);
     Ok(Json(Token { token, expires_in: TOKEN_TTL.as_secs() }))
 }
 
-/// `POST /api/pages/{slug}/comments`: checked as the site's form checks a comment
-/// (`422`), counted against the same per-address limit (`429`), `404` without the page.
+/// `POST /api/pages/{slug}/comments`: checked as its schema says, and for links as the
+/// site's form checks them (`422`), counted against the same per-address limit
+/// (`429`), `404` without the page.
 pub(crate) async fn post_comment(
     route: ApiPostComment,
     token: BearerToken,
@@ -50,7 +55,12 @@ pub(crate) async fn post_comment(
     Json(input): Json<NewComment>,
 ) -> Result<Json<Comment>, Rejection> {
     let author = token.subject().trim();
-    check(Some(author), Some(&input.body)).map_err(unprocessable)?;
+    if !is_text(&input.body, MAX_COMMENT) {
+        return Err(unprocessable("the comment is empty, too long or holds control characters"));
+    }
+    if links(&input.body) > MAX_LINKS {
+        return Err(unprocessable("the comment holds too many links: at most 3"));
+    }
     worker.site.settings.comments.check_client(client)?;
     let page = model::page(&worker.db, &route.slug).await?;
     let comment =

@@ -1,7 +1,8 @@
 //! Reading the wiki: the list of pages, a page, a search.
 
-use kiln::rejection::Rejection;
-use kiln::{Json, State, StatusCode};
+use std::num::NonZeroU32;
+
+use kiln::{Json, State};
 
 use super::super::model;
 use super::super::pages::PAGE_SIZE;
@@ -12,12 +13,9 @@ use crate::state::Worker;
 /// Most pages a search answers.
 pub(crate) const SEARCH_LIMIT: i64 = 50;
 
-/// `GET /api/pages`: past the last page the list is empty; page 0 is a `400`.
-pub(crate) async fn pages(route: ApiPages, State(worker): State<Worker>) -> Result<Json<PageList>, Rejection> {
-    let number = route.page.unwrap_or(1);
-    if number == 0 {
-        return Err(Rejection::custom(StatusCode::BAD_REQUEST, "pages are numbered from 1"));
-    }
+/// `GET /api/pages`: past the last page the list is empty (page 0 does not parse: `400`).
+pub(crate) async fn pages(route: ApiPages, State(worker): State<Worker>) -> Result<Json<PageList>, kiln::db::Error> {
+    let number = route.page.map_or(1, NonZeroU32::get);
     let offset = i64::from(number - 1) * i64::from(PAGE_SIZE);
     let (entries, total) = futures_util::future::try_join(
         model::newest(&worker.db, i64::from(PAGE_SIZE), offset),

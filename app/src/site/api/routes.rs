@@ -1,6 +1,8 @@
 //! The API's addresses, as types: the same `#[derive(Route)]` as the site's pages, so
 //! the document's paths and parameters come from them.
 
+use std::num::NonZeroU32;
+
 use kiln::Route;
 
 /// Lists the pages, newest first.
@@ -9,8 +11,8 @@ use kiln::Route;
 #[derive(Route)]
 #[route("/api/pages")]
 pub(crate) struct ApiPages {
-    /// 1-based; absent means 1.
-    pub(crate) page: Option<u32>,
+    /// From 1; absent means 1. Past the last page the list is empty.
+    pub(crate) page: Option<NonZeroU32>,
 }
 
 /// Gets a page, with its Markdown.

@@ -4,7 +4,25 @@
 use kiln::openapi::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use super::super::input::has_control_chars;
 use super::super::model;
+use super::super::page_view::{MAX_AUTHOR, MAX_COMMENT};
+
+/// What a name or a comment may hold, as a JSON Schema pattern (ECMA-262, read the same
+/// by Python's `re` and Rust's `regex`): no control character but the tab and line
+/// breaks, and one character at least that is neither one nor white space.
+/// [`is_text`] is the same rule in Rust; the two are kept side by side so that what
+/// the document allows is what the handler takes.
+const TEXT_PATTERN: &str = concat!(
+    r"^[^\x00-\x08\x0B\x0C\x0E-\x1F\x7F-\x9F]*",
+    r"[^\x00-\x20\x7F-\xA0\u1680\u2000-\u200A\u2028\u2029\u202F\u205F\u3000]",
+    r"[^\x00-\x08\x0B\x0C\x0E-\x1F\x7F-\x9F]*$"
+);
+
+/// Whether `text` is `1..=max` characters that [`TEXT_PATTERN`] matches.
+pub(crate) fn is_text(text: &str, max: usize) -> bool {
+    (1..=max).contains(&text.chars().count()) && !has_control_chars(text) && !text.trim().is_empty()
+}
 
 /// A page as listed: no text.
 #[derive(Debug, Serialize, Deserialize, JsonSchema)]
@@ -64,7 +82,9 @@ pub(crate) struct Comment {
 #[derive(Debug, Serialize, Deserialize, JsonSchema)]
 #[schemars(crate = "kiln::openapi::schemars")]
 pub(crate) struct NewComment {
-    /// The comment, at most 4,000 characters and 3 links.
+    /// The comment: at most 4,000 characters and 3 links (`http://`, `https://`,
+    /// `www.`); more links are a `422`.
+    #[schemars(length(min = 1, max = MAX_COMMENT), pattern(TEXT_PATTERN))]
     pub(crate) body: String,
 }
 
@@ -73,6 +93,7 @@ pub(crate) struct NewComment {
 #[schemars(crate = "kiln::openapi::schemars")]
 pub(crate) struct TokenRequest {
     /// The commenter's name, at most 80 characters.
+    #[schemars(length(min = 1, max = MAX_AUTHOR), pattern(TEXT_PATTERN))]
     pub(crate) author: String,
 }
 
@@ -101,5 +122,27 @@ impl From<model::Page> for Page {
 impl From<model::Comment> for Comment {
     fn from(c: model::Comment) -> Self {
         Comment { id: c.id, author: c.author, body: c.body, created: c.created }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_text_rule_takes_what_the_form_takes_untrimmed() {
+        let table = [
+            ("Ada", true),
+            (" Ada\t\r\n", true),
+            ("", false),
+            (" \u{a0}\u{3000}\n", false),
+            ("a\u{0}", false),
+            ("a\u{85}", false),
+            ("日本", true),
+        ];
+        for (text, ok) in table {
+            assert_eq!(is_text(text, MAX_AUTHOR), ok, "{text:?}");
+        }
+        assert!(!is_text(&"n".repeat(MAX_AUTHOR + 1), MAX_AUTHOR));
     }
 }

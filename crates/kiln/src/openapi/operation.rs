@@ -299,6 +299,11 @@ impl Parts {
                 alternatives.push(requirement(&self.security));
             }
             op.insert("security".into(), Value::Array(alternatives));
+        } else {
+            // Said rather than left out: an empty list is "no security" (OpenAPI 3.1
+            // §4.8.10.2), where an absent one defers to a document-wide default, and
+            // linters (redocly's `security-defined`) ask each operation to say which.
+            op.insert("security".into(), json!([]));
         }
     }
 }

@@ -19,7 +19,7 @@ impl<T: JsonSchema + ?Sized> ProbeSchema for Probe<T> {
 /// The parameter's schema.
 pub(crate) fn schema(ty: &ParamType, schemas: &mut Schemas) -> Value {
     match ty.schema {
-        Some(schema) => schema(schemas.input_generator()).to_value(),
+        Some(schema) => super::schemas::bounded(schema(schemas.input_generator())),
         None => by_name((ty.name)()),
     }
 }

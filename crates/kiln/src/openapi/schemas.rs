@@ -5,7 +5,8 @@
 use std::collections::BTreeMap;
 
 use schemars::generate::{Contract, SchemaSettings};
-use schemars::{JsonSchema, SchemaGenerator};
+use schemars::transform::{RecursiveTransform, Transform};
+use schemars::{JsonSchema, Schema, SchemaGenerator};
 use serde_json::{Map, Value};
 
 /// Where the input generator puts its definitions: the document's own.
@@ -26,12 +27,12 @@ impl Schemas {
 
     /// `T`'s schema as requests carry it.
     pub(crate) fn input<T: JsonSchema + ?Sized>(&mut self) -> Value {
-        self.input.subschema_for::<T>().to_value()
+        bounded(self.input.subschema_for::<T>())
     }
 
     /// `T`'s schema as responses carry it.
     pub(crate) fn output<T: JsonSchema + ?Sized>(&mut self) -> Value {
-        self.output.subschema_for::<T>().to_value()
+        bounded(self.output.subschema_for::<T>())
     }
 
     /// The input generator, for a route parameter's own schema.
@@ -91,7 +92,35 @@ fn generator(path: &'static str, contract: Contract) -> SchemaGenerator {
             s.meta_schema = None;
             s.contract = contract;
         })
+        .with_transform(RecursiveTransform(integer_bounds))
         .into_generator()
+}
+
+/// A schema written inline rather than among the definitions, which the generators'
+/// transforms do not visit, with [`integer_bounds`] applied.
+pub(crate) fn bounded(mut schema: Schema) -> Value {
+    RecursiveTransform(integer_bounds).transform(&mut schema);
+    schema.to_value()
+}
+
+/// Gives a fixed-width integer its range. schemars names the width by `format` only
+/// (`uint32`), which JSON Schema leaves to the reader: without `maximum` a client, or a
+/// fuzzer such as schemathesis, sends a number the type refuses.
+fn integer_bounds(schema: &mut Schema) {
+    let Some(object) = schema.as_object_mut() else { return };
+    let (min, max): (Value, Value) = match object.get("format").and_then(Value::as_str) {
+        Some("int8") => (i8::MIN.into(), i8::MAX.into()),
+        Some("int16") => (i16::MIN.into(), i16::MAX.into()),
+        Some("int32") => (i32::MIN.into(), i32::MAX.into()),
+        Some("int64") => (i64::MIN.into(), i64::MAX.into()),
+        Some("uint8") => (0.into(), u8::MAX.into()),
+        Some("uint16") => (0.into(), u16::MAX.into()),
+        Some("uint32") => (0.into(), u32::MAX.into()),
+        Some("uint64") => (0.into(), u64::MAX.into()),
+        _ => return,
+    };
+    object.entry("minimum").or_insert(min);
+    object.entry("maximum").or_insert(max);
 }
 
 /// `NameOutput` (or `NameOutput2`, ...), a name neither generator used.
@@ -134,5 +163,27 @@ pub(crate) fn rewrite_refs(value: &mut Value, refs: &BTreeMap<String, String>) {
         }
         Value::Array(items) => items.iter_mut().for_each(|v| rewrite_refs(v, refs)),
         _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::num::NonZeroU32;
+
+    use serde_json::json;
+
+    use super::Schemas;
+
+    #[test]
+    fn a_fixed_width_integer_has_its_range() {
+        let mut schemas = Schemas::new();
+        let u32_max = u32::MAX;
+        assert_eq!(
+            schemas.input::<u32>(),
+            json!({ "type": "integer", "format": "uint32", "minimum": 0, "maximum": u32_max })
+        );
+        assert_eq!(schemas.input::<NonZeroU32>()["minimum"], 1);
+        assert_eq!(schemas.output::<i8>()["minimum"], -128);
+        assert_eq!(schemas.input::<f64>().get("maximum"), None);
     }
 }
