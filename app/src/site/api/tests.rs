@@ -24,6 +24,25 @@ fn the_demo_document_matches_the_committed_copy() {
     assert!(additive.is_empty(), "the API grew: run with KILN_OPENAPI_UPDATE=1 and commit it: {additive:?}");
 }
 
+/// The demo's TypeScript client, written where `KILN_TS_CLIENT` says (by
+/// `scripts/api-judges`, which compiles it with `tsc --strict` and runs
+/// `app/tests/api_client/client.test.ts` through it against the running demo).
+#[test]
+fn the_typescript_client_is_written() {
+    let ts = document().typescript();
+    for line in [
+        "export type Page = {",
+        "export async function apiPage(client: Client, params: { /** The page's address, as in `/pages/{slug}`. */ slug: string; }): Promise<ApiPageResponse>",
+        "export async function apiPostComment(client: Client, params: { /** The page's address. */ slug: string; }, body: NewComment): Promise<ApiPostCommentResponse>",
+        "export type ApiPageResponse = Ok<200, Page> | Err<404, string> | Err<409, string> | Err<500, string> | Err<503, string>;",
+    ] {
+        assert!(ts.contains(line), "{line}\n\n{ts}");
+    }
+    if let Some(path) = std::env::var_os("KILN_TS_CLIENT") {
+        std::fs::write(&path, ts).expect("write the TypeScript client");
+    }
+}
+
 #[test]
 fn every_api_operation_is_described_exactly() {
     let doc = document();

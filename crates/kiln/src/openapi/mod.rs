@@ -10,6 +10,8 @@
 //!   and the schemas of the app's types from schemars (JSON Schema 2020-12,
 //!   honouring serde's attributes). [`Document::undescribed`] lists what it could not
 //!   describe exactly.
+//! - [`Document::typescript`] writes a TypeScript client of it: the schemas as types
+//!   and one `fetch` function per operation, with every status's body typed.
 //! - [`assert_matches`] keeps the document from drifting: it compares it with a
 //!   committed copy and fails on a breaking change ([`compare`] classifies each).
 //!
@@ -21,6 +23,7 @@
 //! called when the document is built. The design, and why it is `.api` rather than a
 //! bound on `.route`, is `docs/openapi.md`.
 
+mod client;
 mod describe;
 mod document;
 mod drift;
