@@ -50,6 +50,10 @@
 //!   types; `kiln::openapi::assert_matches` fails a test when the API breaks its
 //!   committed copy. `Valid<Json<T>>` (feature `validate`) checks `T`'s garde
 //!   constraints, answering `422` with every failing field.
+//! - **Typed clients** of the same routes: `Document::typescript` writes a TypeScript
+//!   client of the document (one `fetch` function per operation, bodies typed by
+//!   status); `kiln::client::Client` (feature `client`) calls a handler over HTTP with
+//!   its route and body types and returns its output type.
 //! - **WebSocket** on a typed route ([`ws::WebSocketUpgrade`]): RFC 6455 with
 //!   permessage-deflate, a heartbeat, bounded queues and limits, closed with 1001 on
 //!   drain; the Autobahn testsuite runs against it (`scripts/autobahn`).
@@ -94,6 +98,8 @@ pub mod access_log;
 mod app;
 mod asset;
 mod blocking;
+#[cfg(feature = "client")]
+pub mod client;
 mod client_addr;
 mod config;
 mod cookie;

@@ -17,6 +17,8 @@ mod routes;
 mod types;
 
 #[cfg(test)]
+mod client_tests;
+#[cfg(test)]
 mod tests;
 
 use kiln::App;

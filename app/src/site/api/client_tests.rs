@@ -1,0 +1,43 @@
+//! Every operation of the JSON API round-tripped through kiln's typed Rust client
+//! (`kiln::client`) against the site served on 127.0.0.1: the client's types are the
+//! handlers' own.
+
+use kiln::client::Client;
+use kiln::http::Server;
+
+use super::super::tests::app;
+use super::comments::{comments, post_comment, token};
+use super::pages::{page, pages, search};
+use super::routes::{ApiComments, ApiPage, ApiPages, ApiPostComment, ApiSearch, ApiToken};
+use super::types::{NewComment, TokenRequest};
+
+#[test]
+fn the_rust_client_round_trips_every_demo_operation() {
+    let (app, _dir) = app("api-client");
+    let serving = kiln::serve(app, Server::new().listen("127.0.0.1:0").workers(1)).expect("serve");
+    let anonymous = Client::new(format!("http://{}", serving.local_addr()));
+
+    let list = anonymous.call(pages, &ApiPages { page: None }, ()).expect("pages");
+    assert!(list.pages.iter().any(|p| p.slug == "tour"), "{list:?}");
+    let tour = anonymous.call(page, &ApiPage { slug: "tour".into() }, ()).expect("page");
+    assert_eq!(tour.slug, "tour");
+    let missing = anonymous.call(page, &ApiPage { slug: "nowhere".into() }, ()).expect_err("no page");
+    assert_eq!(missing.status(), Some(404));
+    let found = anonymous.call(search, &ApiSearch { q: "tour".into() }, ()).expect("search");
+    assert!(found.iter().any(|p| p.slug == "tour"), "{found:?}");
+
+    let new = NewComment { body: "From Rust.".into() };
+    let refused = anonymous.call(post_comment, &ApiPostComment { slug: "tour".into() }, new).expect_err("no token");
+    assert_eq!(refused.status(), Some(401));
+
+    let issued = anonymous.call(token, &ApiToken, TokenRequest { author: "Rust".into() }).expect("token");
+    let author = Client::new(format!("http://{}", serving.local_addr())).bearer(&issued.token);
+    let new = NewComment { body: "From Rust.".into() };
+    let posted = author.call(post_comment, &ApiPostComment { slug: "tour".into() }, new).expect("post");
+    assert_eq!((posted.author.as_str(), posted.body.as_str()), ("Rust", "From Rust."));
+    let listed = anonymous.call(comments, &ApiComments { slug: "tour".into() }, ()).expect("comments");
+    assert_eq!(listed.last().map(|c| c.id), Some(posted.id));
+
+    serving.shutdown();
+    serving.wait().expect("the server stops");
+}
