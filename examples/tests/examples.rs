@@ -50,6 +50,10 @@ fn json_api_document_matches_the_committed_copy() {
     let committed = concat!(env!("CARGO_MANIFEST_DIR"), "/json_api.openapi.json");
     let additive = kiln::openapi::assert_matches(&doc, committed);
     assert!(additive.is_empty(), "the API grew: run with KILN_OPENAPI_UPDATE=1 and commit it: {additive:?}");
+    // Its TypeScript client, for `scripts/api-judges` to compile with `tsc --strict`.
+    if let Some(path) = std::env::var_os("KILN_TS_CLIENT") {
+        std::fs::write(path, doc.typescript()).expect("write the TypeScript client");
+    }
 }
 
 #[test]

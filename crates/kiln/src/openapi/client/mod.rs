@@ -230,3 +230,44 @@ fn object_literal(fields: &[String]) -> String {
 fn is_json(media: &str) -> bool {
     media == "application/json" || media.ends_with("+json")
 }
+
+#[cfg(test)]
+mod tests {
+    use schemars::JsonSchema;
+    use serde::Deserialize;
+
+    use crate::realtime::LastEventId;
+    use crate::{App, CsrfGuard, Form, Route};
+
+    /// Renames a page.
+    #[derive(Route)]
+    #[route(POST, "/pages/{slug}/title")]
+    struct Rename {
+        slug: String,
+        notify: Option<bool>,
+    }
+
+    #[derive(Deserialize, JsonSchema)]
+    struct Title {
+        title: String,
+    }
+
+    async fn rename(_: Rename, _: CsrfGuard, _: LastEventId, Form(t): Form<Title>) -> String {
+        t.title
+    }
+
+    #[test]
+    fn a_form_with_csrf_and_a_header_parameter_becomes_one_typed_function() {
+        let ts = App::new(|_| ()).api(rename).openapi().typescript();
+        let signature = "export async function rename(client: Client, params: { slug: string; notify?: boolean; \
+                         \"Last-Event-ID\"?: string; }, body: Title): Promise<RenameResponse> {";
+        assert!(ts.contains(signature), "{ts}");
+        let call = "send(client, \"POST\", `/pages/${encodeURIComponent(String(params.slug))}/title`, \
+                    { notify: params.notify }, { \"Last-Event-ID\": params[\"Last-Event-ID\"] }, \
+                    { kind: \"form\", value: body }, { bearer: false, csrf: true })";
+        assert!(ts.contains(call), "{ts}");
+        let response = "export type RenameResponse = Ok<200, string> | Err<400, string> | Err<403, string> | \
+                        Err<404, string> | Err<413, string> | Err<415, string> | Err<422, string>;";
+        assert!(ts.contains(response), "{ts}");
+    }
+}
