@@ -116,3 +116,21 @@ fn the_api_posts_a_comment_with_a_bearer_token_and_refuses_one_without() {
     let plain = c.request("POST", &route).header("authorization", &bearer).body("x").send();
     assert_eq!(plain.status(), 415);
 }
+
+#[test]
+fn the_api_counts_comments_against_the_site_s_limit() {
+    let (mut c, _dir) = client("api-limit");
+    let token: Value = c.request("POST", ApiToken).json(&json!({ "author": "Ada" })).send().json();
+    let bearer = format!("Bearer {}", token["token"].as_str().expect("token"));
+    let route = ApiPostComment { slug: "tour".into() };
+    let statuses: Vec<u16> = (0..6)
+        .map(|i| {
+            let body = json!({ "body": format!("comment {i}") });
+            c.request("POST", &route).header("authorization", &bearer).json(&body).send().status().as_u16()
+        })
+        .collect();
+    // The test app allows five a minute (`--comments-per-minute`'s default).
+    assert_eq!(statuses, [200, 200, 200, 200, 200, 429]);
+    let refused = c.request("POST", &route).header("authorization", &bearer).json(&json!({ "body": "x" })).send();
+    assert!(refused.header("retry-after").is_some_and(|s| s.parse::<u64>().is_ok()));
+}
