@@ -38,6 +38,10 @@ pub(crate) fn check(req: &Request<'_>) -> Result<Handshake, Rejection> {
     if req.header_str("sec-websocket-version").map(str::trim) != Some("13") {
         return Err(UnsupportedWebSocketVersion::new("only WebSocket version 13 is supported").into());
     }
+    // §11.3.1: `Sec-WebSocket-Key` "MUST NOT appear more than once in an HTTP request".
+    if req.headers().filter(|(n, _)| n.eq_ignore_ascii_case("sec-websocket-key")).nth(1).is_some() {
+        return Err(bad("`Sec-WebSocket-Key` must appear once"));
+    }
     let key = req.header_str("sec-websocket-key").map(str::trim).unwrap_or_default();
     // §4.1: the key is 16 random bytes, base64-encoded.
     if STANDARD.decode(key).map(|k| k.len()) != Ok(16) {
