@@ -103,6 +103,7 @@ impl<S: 'static> App<S> {
             name: Cow::Borrowed(std::any::type_name::<H::Route>()),
             handler: Arc::new(Erased::new(handler)),
             stream_limit: None,
+            websocket: H::WEBSOCKET,
         });
         self
     }
@@ -122,6 +123,7 @@ impl<S: 'static> App<S> {
             name: name.into(),
             handler: Arc::new(Erased::new(handler)),
             stream_limit: None,
+            websocket: H::WEBSOCKET,
         });
         self
     }

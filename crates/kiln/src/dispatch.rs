@@ -93,6 +93,10 @@ impl<S: 'static> Service for AppService<S> {
     fn body_mode(&self, req: &Request<'_>) -> kiln_http::BodyMode {
         self.inner.body_mode(req)
     }
+
+    fn extended_connect(&self) -> bool {
+        self.inner.extended_connect()
+    }
 }
 
 /// Routes a worker's requests with its state.
@@ -112,7 +116,11 @@ impl<S: 'static> Routed<S> {
         let Some((index, endpoint, params)) = shared.router.at(path) else {
             return (None, self.miss(req, path, res));
         };
-        let Some(handler) = endpoint.handler(req.method()) else {
+        let handler = match req.protocol() {
+            Some(protocol) => endpoint.tunnel(protocol),
+            None => endpoint.handler(req.method()),
+        };
+        let Some(handler) = handler else {
             shared.config.reject(&MethodNotAllowed::new(req.method(), &endpoint.allow).into(), res);
             return (Some(index), Dispatch::Done);
         };
@@ -217,6 +225,11 @@ impl<S: 'static> Service for Routed<S> {
     /// an app without any answers at once, without routing.
     fn body_mode(&self, req: &Request<'_>) -> kiln_http::BodyMode {
         self.shared.router.body_mode(req.path(), req.method())
+    }
+
+    /// Offered when a route takes a WebSocket handshake: it answers over HTTP/2 too.
+    fn extended_connect(&self) -> bool {
+        self.shared.router.websockets
     }
 }
 

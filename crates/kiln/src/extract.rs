@@ -114,6 +114,11 @@ pub trait FromRequest<S>: Sized {
     #[doc(hidden)]
     const NEEDS_SECRET_KEY: Option<&'static str> = None;
 
+    /// Whether this is a WebSocket handshake: a route taking one also answers an
+    /// HTTP/2 extended CONNECT (RFC 8441), which the app's connections then offer.
+    #[doc(hidden)]
+    const WEBSOCKET: bool = false;
+
     /// Builds the value, or says why the request is refused.
     fn from_request(cx: &RequestContext<'_, S>) -> Result<Self, Rejection>;
 }
@@ -182,6 +187,10 @@ pub trait FromRequestAsync<S>: Sized {
     #[doc(hidden)]
     const NEEDS_SECRET_KEY: Option<&'static str> = None;
 
+    /// Whether this is a WebSocket handshake (see [`FromRequest`]).
+    #[doc(hidden)]
+    const WEBSOCKET: bool = false;
+
     /// Builds the value, or says why the request is refused.
     fn from_request_async(cx: RequestContext<'_, S>) -> impl Future<Output = Result<Self, Rejection>>;
 
@@ -198,6 +207,7 @@ pub trait FromRequestAsync<S>: Sized {
 impl<S, T: FromRequest<S>> FromRequestAsync<S> for T {
     const AWAITS: bool = false;
     const NEEDS_SECRET_KEY: Option<&'static str> = T::NEEDS_SECRET_KEY;
+    const WEBSOCKET: bool = T::WEBSOCKET;
 
     fn from_request_async(cx: RequestContext<'_, S>) -> impl Future<Output = Result<Self, Rejection>> {
         std::future::ready(T::from_request(&cx))

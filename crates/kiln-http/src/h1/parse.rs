@@ -100,6 +100,7 @@ pub(crate) fn parse_head(buf: &[u8], limits: &Limits, head: &mut Head) -> Result
     head.target = span(origin_form(target.as_bytes())?);
     head.version = Some(version);
     head.headers.clear();
+    head.protocol = 0..0;
 
     let mut hosts = 0u32;
     let mut content_length: Option<u64> = None;

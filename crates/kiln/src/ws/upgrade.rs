@@ -76,6 +76,8 @@ pub struct WebSocketUpgrade {
 }
 
 impl<S> FromRequest<S> for WebSocketUpgrade {
+    const WEBSOCKET: bool = true;
+
     fn from_request(cx: &RequestContext<'_, S>) -> Result<Self, Rejection> {
         let handshake = handshake::check(&cx.request())?;
         Ok(WebSocketUpgrade {
@@ -159,7 +161,7 @@ impl WebSocketUpgrade {
 
 /// The `101` answer to a handshake; see [`WebSocketUpgrade::on_upgrade`].
 pub struct WebSocketResponse {
-    accept: String,
+    accept: Option<String>,
     extension: Option<String>,
     protocol: Option<String>,
     start: kiln_http::OnUpgrade,
@@ -167,10 +169,16 @@ pub struct WebSocketResponse {
 
 impl IntoResponse for WebSocketResponse {
     fn into_response(self, res: &mut Response) {
-        res.set_status(StatusCode::SWITCHING_PROTOCOLS);
-        res.append_header_unchecked(b"Upgrade", b"websocket");
-        res.append_header_unchecked(b"Connection", b"Upgrade");
-        res.append_header_unchecked(b"Sec-WebSocket-Accept", self.accept.as_bytes());
+        match &self.accept {
+            Some(accept) => {
+                res.set_status(StatusCode::SWITCHING_PROTOCOLS);
+                res.append_header_unchecked(b"Upgrade", b"websocket");
+                res.append_header_unchecked(b"Connection", b"Upgrade");
+                res.append_header_unchecked(b"Sec-WebSocket-Accept", accept.as_bytes());
+            }
+            // RFC 8441 §5: over HTTP/2 the tunnel opens with a `200`, without a length.
+            None => res.set_status(StatusCode::OK),
+        }
         if let Some(line) = &self.extension {
             res.append_header_unchecked(b"Sec-WebSocket-Extensions", line.as_bytes());
         }

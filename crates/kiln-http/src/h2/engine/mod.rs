@@ -21,6 +21,7 @@ mod running;
 mod send;
 pub(crate) mod state;
 mod stream;
+mod tunnel;
 
 use std::future::Future;
 use std::net::SocketAddr;
@@ -47,7 +48,7 @@ pub(crate) fn serve<S: Service, T: Transport>(
     worker: Rc<Worker>,
     slot: usize,
 ) -> impl Future<Output = ()> {
-    let state = state::State::new(&worker.limits);
+    let state = state::State::new(&worker.limits, worker.limits.h2_extended_connect && service.extended_connect());
     let clock = conn::Clock::new(&worker);
     let mut conn = conn::Conn { io, service, worker, peer, slot, state, read: Vec::new(), to_call: None, clock };
     async move {

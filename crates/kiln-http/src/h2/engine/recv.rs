@@ -142,7 +142,11 @@ impl State {
             // restarts.
             body.push(data);
             self.meter.payload(data.len());
-            stream.deadline = None;
+            // A tunnel's clock while it sends is its window's (`deadlines`), which
+            // what it receives does not move.
+            if !matches!(stream.phase, Phase::Sending(_)) {
+                stream.deadline = None;
+            }
             stream.recv_unacked += (len as usize - data.len()) as u32;
             if head.has(flag::END_STREAM) {
                 return self.end_of_request(index, worker);
@@ -336,7 +340,7 @@ mod tests {
     use super::*;
 
     fn opened(worker: &Worker) -> State {
-        let mut state = State::new(&worker.limits);
+        let mut state = State::new(&worker.limits, true);
         let mut input = PREFACE.to_vec();
         frame::put_settings(&mut input, &[]);
         assert_eq!(state.receive(&input, worker), Ok(input.len()));

@@ -7,6 +7,7 @@ use std::fs::File;
 use bytes::Bytes;
 use tokio::time::Instant;
 
+use super::tunnel::TunnelOut;
 use crate::body::IncomingBody;
 use crate::h2::fields::Facts;
 use crate::rejection::Rejection;
@@ -35,6 +36,8 @@ pub(crate) enum Out {
     File { file: File, offset: u64, len: u64 },
     /// A stream of chunks, with the chunk taken but not yet sent whole.
     Stream { body: BodyStream, chunk: Bytes },
+    /// What a tunnel's writer writes, until it is done (RFC 8441).
+    Tunnel(TunnelOut),
 }
 
 /// How a stream's request body is taken in.
