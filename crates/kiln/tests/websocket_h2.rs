@@ -29,6 +29,10 @@ struct Echo;
 struct Counted;
 
 #[derive(Route)]
+#[route("/ws/counted-on-close")]
+struct CountedOnClose;
+
+#[derive(Route)]
 #[route("/ws/flood")]
 struct Flood;
 
@@ -38,6 +42,8 @@ struct Plain;
 
 /// Sockets of `/ws/counted` whose `recv` has returned its end.
 static ENDED: AtomicUsize = AtomicUsize::new(0);
+/// The same for `/ws/counted-on-close` (a test of its own: the tests run at once).
+static ENDED_ON_CLOSE: AtomicUsize = AtomicUsize::new(0);
 /// Messages `/ws/flood` queued before its queue was full.
 static QUEUED: AtomicUsize = AtomicUsize::new(0);
 /// The size of each of `/ws/flood`'s messages.
@@ -55,13 +61,22 @@ async fn echo(_: Echo, ws: WebSocketUpgrade) -> impl IntoResponse {
     })
 }
 
-async fn counted(_: Counted, ws: WebSocketUpgrade) -> impl IntoResponse {
-    ws.on_upgrade(|mut socket| async move {
+/// Echoes, then counts the socket's end in `ended`.
+fn counting(ws: WebSocketUpgrade, ended: &'static AtomicUsize) -> impl IntoResponse {
+    ws.on_upgrade(move |mut socket| async move {
         while let Some(msg) = socket.recv().await {
             let _ = socket.send(msg).await;
         }
-        ENDED.fetch_add(1, Ordering::SeqCst);
+        ended.fetch_add(1, Ordering::SeqCst);
     })
+}
+
+async fn counted(_: Counted, ws: WebSocketUpgrade) -> impl IntoResponse {
+    counting(ws, &ENDED)
+}
+
+async fn counted_on_close(_: CountedOnClose, ws: WebSocketUpgrade) -> impl IntoResponse {
+    counting(ws, &ENDED_ON_CLOSE)
 }
 
 /// Queues messages until the queue is full, then reads until the end.
@@ -82,7 +97,7 @@ async fn plain(_: Plain) -> &'static str {
 }
 
 fn start_with(limits: Limits) -> kiln::Serving {
-    let app = App::new(|_| ()).route(echo).route(counted).route(flood).route(plain);
+    let app = App::new(|_| ()).route(echo).route(counted).route(counted_on_close).route(flood).route(plain);
     kiln::serve(app, Server::new().listen("127.0.0.1:0").workers(1).limits(limits)).unwrap()
 }
 
@@ -93,16 +108,21 @@ fn start() -> kiln::Serving {
 /// An h2c connection (prior knowledge) whose server SETTINGS have been read: a
 /// request answered first.
 async fn connect(addr: SocketAddr, window: u32) -> SendRequest<Bytes> {
+    connect_owned(addr, window).await.0
+}
+
+/// [`connect`], with the task that runs the connection: aborted, the socket closes.
+async fn connect_owned(addr: SocketAddr, window: u32) -> (SendRequest<Bytes>, tokio::task::JoinHandle<()>) {
     let tcp = TcpStream::connect(addr).await.unwrap();
     let (client, conn) = h2::client::Builder::new().initial_window_size(window).handshake(tcp).await.unwrap();
-    tokio::spawn(async move {
+    let task = tokio::spawn(async move {
         let _ = conn.await;
     });
     let mut client = client.ready().await.unwrap();
     let req = http::Request::get(format!("http://{addr}/plain")).body(()).unwrap();
     let (answer, _) = client.send_request(req, true).unwrap();
     assert_eq!(timeout(HANG, answer).await.unwrap().unwrap().status(), 200);
-    client
+    (client, task)
 }
 
 /// An extended CONNECT to `path` asking for `protocol`, with extra header fields.
@@ -277,16 +297,27 @@ async fn rst_stream_from_the_client_ends_the_handler_s_socket() {
     let serving = start();
     let addr = serving.local_addr();
     let mut client = connect(addr, 65535).await;
-    let before = ENDED.load(Ordering::SeqCst);
     let mut socket = open(&mut client, connect_request(addr, "/ws/counted", Some("websocket"), &[])).await;
     socket.frame(false, 0x1, b"ping");
     assert_eq!(socket.next().await.2, b"ping");
     socket.send.send_reset(h2::Reason::CANCEL);
-    wait_for("the handler's recv returning its end", || ENDED.load(Ordering::SeqCst) > before).await;
+    wait_for("the handler's recv returning its end", || ENDED.load(Ordering::SeqCst) == 1).await;
     // The connection goes on serving.
     let mut again = open(&mut client, connect_request(addr, "/ws/echo", Some("websocket"), &[])).await;
     again.frame(false, 0x1, b"still here");
     assert_eq!(again.next().await.2, b"still here");
+}
+
+#[tokio::test]
+async fn the_client_s_connection_closing_ends_the_handler_s_socket() {
+    let serving = start();
+    let addr = serving.local_addr();
+    let (mut client, task) = connect_owned(addr, 65535).await;
+    let mut socket = open(&mut client, connect_request(addr, "/ws/counted-on-close", Some("websocket"), &[])).await;
+    socket.frame(false, 0x1, b"ping");
+    assert_eq!(socket.next().await.2, b"ping");
+    task.abort();
+    wait_for("the handler's recv returning its end", || ENDED_ON_CLOSE.load(Ordering::SeqCst) == 1).await;
 }
 
 #[tokio::test]

@@ -110,6 +110,9 @@ impl<S: Service, T: Transport> Conn<S, T> {
             let (tunnel, out) = tunnel::pair(body.clone());
             stream.bufs = bufs;
             self.respond(index, Some(out), cx);
+            // The head is out: a socket holds no request buffers for its life.
+            let bufs = std::mem::take(&mut self.state.streams[index].bufs);
+            self.worker.release(bufs);
             return Some(Box::pin(upgrade::run(on_upgrade, Upgraded::new(Box::new(tunnel), Vec::new()))));
         }
         if let Intake::Stream { body, .. } = std::mem::replace(&mut stream.intake, Intake::Dropped) {

@@ -131,7 +131,10 @@ impl<S: Service, T: Transport> Conn<S, T> {
                     let mut progressed = false;
                     if !self.clock.read_closed && self.state.out.len() < OUT_HIGH && budget > 0 {
                         match self.fill(cx) {
-                            Poll::Ready(Ok(0)) => self.clock.read_closed = true,
+                            Poll::Ready(Ok(0)) => {
+                                self.clock.read_closed = true;
+                                self.state.end_tunnels(worker);
+                            }
                             Poll::Ready(Ok(n)) => {
                                 budget = budget.saturating_sub(n);
                                 progressed = true;
@@ -280,6 +283,7 @@ impl<S: Service, T: Transport> Conn<S, T> {
                 Err(code) => {
                     self.read.clear();
                     self.clock.read_closed = true;
+                    self.state.end_tunnels(&self.worker);
                     self.state.goaway(code);
                     self.state.fatal = true;
                     return;

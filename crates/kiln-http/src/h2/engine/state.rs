@@ -175,6 +175,19 @@ impl State {
         worker.release(std::mem::take(&mut stream.bufs));
     }
 
+    /// Ends every tunnel (RFC 8441 §5), the peer's input having ended: their sockets
+    /// read the end and their writes fail, so their callbacks return.
+    pub(crate) fn end_tunnels(&mut self, worker: &Worker) {
+        let mut index = 0;
+        while index < self.streams.len() {
+            if matches!(self.streams[index].phase, Phase::Sending(Out::Tunnel(_))) {
+                self.remove(index, Closed::ByPeer, worker);
+            } else {
+                index += 1;
+            }
+        }
+    }
+
     /// Gives every stream's buffers and budget back, the connection closing.
     pub(crate) fn close(&mut self, worker: &Worker) {
         while !self.streams.is_empty() {
