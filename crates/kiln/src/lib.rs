@@ -45,7 +45,8 @@
 //!   bounded pool, `?` on database errors in handlers returning [`Rejection`].
 //! - **WebSocket** on a typed route ([`ws::WebSocketUpgrade`]): RFC 6455 with
 //!   permessage-deflate, a heartbeat, bounded queues and limits, closed with 1001 on
-//!   drain; the Autobahn testsuite runs against it (`scripts/autobahn`).
+//!   drain, as an HTTP/1.1 upgrade or an HTTP/2 stream (RFC 8441); the Autobahn
+//!   testsuite runs against it (`scripts/autobahn`).
 //! - `HEAD` from `GET`, `405` with `Allow`, a trailing-slash policy, [middleware],
 //!   and an in-process [`TestClient`](test::TestClient).
 //!
