@@ -10,6 +10,9 @@
 //! streams its request body ([`BodyMode::Stream`](crate::BodyMode::Stream)) is called
 //! as soon as its head is read; its DATA is handed over as it comes, and its window is
 //! given back only as the handler takes it, so a stalled handler holds one window.
+//! A CONNECT answered `2xx` with an upgrade callback (a WebSocket, RFC 8441) makes its
+//! stream a [`tunnel`]: both directions at once, each under its window, the callback
+//! run beside the calls.
 
 mod calls;
 mod conn;
