@@ -278,6 +278,10 @@ impl IncomingBody {
         if !s.data.is_empty() {
             let n = s.data.len().min(buf.remaining());
             buf.put_slice(&s.data.split_to(n));
+            if s.data.is_empty() {
+                // An idle tunnel keeps no buffer.
+                s.data = BytesMut::new();
+            }
             s.taken += n as u64;
             s.wanted = false;
             return Poll::Ready(Ok(()));

@@ -88,6 +88,10 @@ impl TunnelOut {
         }
         let n = room.min(p.out.len());
         let piece = p.out.split_to(n).freeze();
+        if p.out.is_empty() {
+            // An idle socket keeps no buffer: the allocation goes with the last piece.
+            p.out = BytesMut::new();
+        }
         wake(&mut p.writer);
         Take::Bytes(piece)
     }
@@ -154,5 +158,44 @@ impl Drop for Tunnel {
     fn drop(&mut self) {
         // RFC 8441 §5: an orderly close is END_STREAM.
         self.close();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_pipe_holds_at_most_its_bound_and_ends_after_what_was_written() {
+        let (mut tunnel, out) = pair(IncomingBody::new(u64::MAX, None));
+        let mut cx = Context::from_waker(Waker::noop());
+        let big = vec![1u8; PIPE_HIGH + 100];
+        let wrote = Pin::new(&mut tunnel).poll_write(&mut cx, &big);
+        assert!(matches!(wrote, Poll::Ready(Ok(n)) if n == PIPE_HIGH));
+        assert!(Pin::new(&mut tunnel).poll_write(&mut cx, &big).is_pending(), "a full pipe waits");
+        assert!(out.pending());
+        // A shut window sends nothing; room sends that much.
+        assert!(matches!(out.take(0, &mut cx), Take::Wait));
+        assert!(matches!(out.take(16_384, &mut cx), Take::Bytes(b) if b.len() == 16_384));
+        assert!(matches!(Pin::new(&mut tunnel).poll_write(&mut cx, &big), Poll::Ready(Ok(16_384))));
+        drop(tunnel);
+        let mut sent = 0;
+        loop {
+            match out.take(usize::MAX, &mut cx) {
+                Take::Bytes(b) => sent += b.len(),
+                Take::End => break,
+                Take::Wait => panic!("the writer is gone: the end is due"),
+            }
+        }
+        assert_eq!(sent, PIPE_HIGH);
+    }
+
+    #[test]
+    fn a_gone_stream_fails_the_writer() {
+        let (mut tunnel, out) = pair(IncomingBody::new(u64::MAX, None));
+        let mut cx = Context::from_waker(Waker::noop());
+        out.gone();
+        let wrote = Pin::new(&mut tunnel).poll_write(&mut cx, b"x");
+        assert!(matches!(wrote, Poll::Ready(Err(e)) if e.kind() == io::ErrorKind::BrokenPipe));
     }
 }
