@@ -10,6 +10,10 @@
 //!   tokens, `?` on database errors.
 //! - `todo_postgres`: the same app on PostgreSQL (`KILN_PG_URL` or
 //!   `postgres://localhost/kiln`).
+//! - `sse_chat`: a chat room over Server-Sent Events: a `Bus` shared by every worker,
+//!   `Sse` and `Last-Event-ID` to resume after a reconnect.
+//! - `ws_chat`: the same room over WebSocket: a socket reads its client and the bus at
+//!   once with `tokio::select!`.
 //!
 //! Each example's `app()` is what `tests/examples.rs` drives through
-//! `kiln::test::TestClient`.
+//! `kiln::test::TestClient`: requests, event streams and WebSockets, in process.

@@ -1,5 +1,6 @@
-//! Each example's app, driven in-process: what `cargo run --example NAME` serves
-//! answers as its comments say.
+//! Each example's app, driven in-process through `kiln::test` (requests, event
+//! streams, WebSockets): what `cargo run --example NAME` serves answers as its
+//! comments say.
 
 #[allow(dead_code)]
 #[path = "../hello.rs"]
@@ -24,10 +25,16 @@ mod todo_postgres;
 #[path = "../todo_sqlite.rs"]
 mod todo_sqlite;
 
+use std::time::Duration;
+
 use kiln::db::Db;
 use kiln::test::TestClient;
+use kiln::ws::{CloseCode, Message};
 use kiln::{AppService, Key};
-use kiln_test_support::{Streaming, TempDir, on_worker, pg_url};
+use kiln_test_support::{TempDir, on_worker, pg_url};
+
+/// A hang guard for what a stream or a socket should send at once.
+const WAIT: Duration = Duration::from_secs(10);
 
 #[test]
 fn hello_greets() {
@@ -117,77 +124,51 @@ fn todo_postgres_adds_and_completes_items() {
     todo_flow(&mut c);
 }
 
-fn serve(app: impl kiln::IntoMakeService) -> kiln::Serving {
-    kiln::serve(app, kiln::http::Server::new().listen("127.0.0.1:0").workers(2)).expect("serve")
-}
-
-fn say(addr: std::net::SocketAddr, room: &str, line: &str) -> kiln_test_support::Reply {
-    let raw = format!(
-        "POST /rooms/{room} HTTP/1.1\r\nHost: a\r\nConnection: close\r\nContent-Type: text/plain\r\nContent-Length: {}\r\n\r\n{line}",
-        line.len()
-    );
-    kiln_test_support::request(addr, &raw).expect("post")
-}
-
 #[test]
 fn sse_chat_tells_every_listener_what_is_said() {
-    let serving = serve(sse_chat::app());
-    let addr = serving.local_addr();
-    let mut listeners: Vec<Streaming> = (0..3)
-        .map(|_| {
-            let mut s = Streaming::open(addr, "GET /rooms/lobby/events HTTP/1.1\r\nHost: a\r\n\r\n");
-            let head = s.read_until("\r\n\r\n");
-            assert!(head.starts_with("HTTP/1.1 200") && head.contains("text/event-stream"), "{head}");
-            s
-        })
-        .collect();
-    let said = say(addr, "lobby", "hello, lobby");
-    assert_eq!(said.status, 200, "{}", said.text());
-    for s in &mut listeners {
-        let event = s.read_until("\n\n");
-        assert!(event.ends_with(&format!("id: {}\ndata: hello, lobby\n\n", said.text())), "{event:?}");
+    let mut c = TestClient::new(sse_chat::app());
+    let mut listeners: Vec<_> = (0..3).map(|_| c.request("GET", "/rooms/lobby/events").open()).collect();
+    for listener in &listeners {
+        assert_eq!(listener.status(), 200);
+        assert_eq!(listener.header("content-type"), Some("text/event-stream"));
     }
-    assert_eq!(say(addr, "lobby", "two\nlines").status, 400);
-    serving.shutdown();
-    serving.wait().expect("stopped");
-}
+    let said = c.request("POST", "/rooms/lobby").header("Content-Type", "text/plain").body("hello, lobby").send();
+    assert_eq!(said.status(), 200, "{}", said.text());
+    for listener in &mut listeners {
+        let event = listener.next_event(WAIT).expect("in time").expect("an event");
+        assert_eq!((event.id(), event.data()), (Some(said.text().as_str()), "hello, lobby"));
+    }
+    assert_eq!(c.request("POST", "/rooms/lobby").body("two\nlines").send().status(), 400);
 
-/// A client's text frame: RFC 6455 §5.3, masked (with a fixed key, which is all a
-/// test needs).
-fn text_frame(text: &str) -> Vec<u8> {
-    assert!(text.len() < 126);
-    let key = [1u8, 2, 3, 4];
-    let mut frame = vec![0x81, 0x80 | text.len() as u8];
-    frame.extend_from_slice(&key);
-    frame.extend(text.bytes().enumerate().map(|(i, b)| b ^ key[i % 4]));
-    frame
+    // A listener that comes back with `Last-Event-ID` gets what it missed.
+    let later = c.request("POST", "/rooms/lobby").body("while you were away").send().text();
+    let mut back = c.request("GET", "/rooms/lobby/events").header("Last-Event-ID", &said.text()).open();
+    let missed = back.next_event(WAIT).expect("in time").expect("an event");
+    assert_eq!((missed.id(), missed.data()), (Some(later.as_str()), "while you were away"));
 }
 
 #[test]
 fn ws_chat_says_each_message_to_everyone_in_the_room() {
-    use std::io::Write;
-
-    let serving = serve(ws_chat::app());
-    let addr = serving.local_addr();
-    let mut clients: Vec<Streaming> = (0..2)
+    let mut c = TestClient::new(ws_chat::app());
+    let mut clients: Vec<_> = (0..2)
         .map(|_| {
-            let mut s = Streaming::open(
-                addr,
-                "GET /rooms/lobby HTTP/1.1\r\nHost: a\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\
-                 Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n",
-            );
-            assert!(s.read_until("\r\n\r\n").starts_with("HTTP/1.1 101"));
+            let mut socket = c.request("GET", "/rooms/lobby").websocket().expect("101");
             // The server says so once the socket hears the room.
-            s.read_until("joined lobby");
-            s
+            assert_eq!(socket.recv(WAIT), Ok(Some(Message::Text("joined lobby".into()))));
+            socket
         })
         .collect();
-    clients[0].socket().write_all(&text_frame("hello, lobby")).expect("send");
-    for c in &mut clients {
-        c.read_until("hello, lobby");
+    clients[0].send("hello, lobby");
+    for socket in &mut clients {
+        assert_eq!(socket.recv(WAIT), Ok(Some(Message::Text("hello, lobby".into()))));
     }
-    serving.shutdown();
-    serving.wait().expect("stopped");
+    // One leaves; the other still hears the room.
+    let left = clients.remove(0).close(CloseCode::NORMAL, "bye", WAIT).expect("in time");
+    assert_eq!(left.map(|frame| frame.code), Some(CloseCode::NORMAL));
+    let mut other = c.request("GET", "/rooms/lobby").websocket().expect("101");
+    assert_eq!(other.recv(WAIT), Ok(Some(Message::Text("joined lobby".into()))));
+    other.send("still here?");
+    assert_eq!(clients[0].recv(WAIT), Ok(Some(Message::Text("still here?".into()))));
 }
 
 #[test]

@@ -3,14 +3,14 @@
 //! ends for good (the database keeps when, since the cookie itself stays valid until
 //! it expires).
 
-use std::time::{Instant, SystemTime, UNIX_EPOCH};
+use std::time::{SystemTime, UNIX_EPOCH};
 
 use argon2::Argon2;
 use argon2::password_hash::{PasswordHash, PasswordVerifier};
 use kiln::db::Db;
 use kiln::markup::{Document, Fragment};
 use kiln::rejection::Rejection;
-use kiln::{CSRF_FIELD, ClientAddr, Csrf, CsrfGuard, Form, Redirect, Session, SessionCookies, State, StatusCode, html};
+use kiln::{CSRF_FIELD, Csrf, CsrfGuard, Form, Redirect, Session, SessionCookies, State, StatusCode, html};
 use serde::Deserialize;
 
 use super::errors::SiteError;
@@ -37,19 +37,12 @@ pub(crate) async fn login(
     _: Login,
     _: CsrfGuard,
     State(worker): State<Worker>,
-    ClientAddr(client): ClientAddr,
     session: Session,
     csrf: Csrf,
     form: Result<Form<LoginInput>, Rejection>,
 ) -> Result<Result<(SessionCookies, Redirect), Reply>, SiteError> {
-    // Every attempt counts, a refused form too: the limit is what stands between a
-    // guesser and the password.
-    if !worker.site.logins.borrow_mut().allow(client, Instant::now()) {
-        return Err(SiteError::Status(
-            StatusCode::TOO_MANY_REQUESTS,
-            "Too many login attempts from your address; wait a minute and try again.".into(),
-        ));
-    }
+    // Past the attempts a client may make, the app's rate limit answered 429 before
+    // this ran (`Settings::apply`).
     let input = match form {
         Ok(Form(input)) => input,
         // A body that is not the login form (another `Content-Type`, too large) says

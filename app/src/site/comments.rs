@@ -1,8 +1,6 @@
 //! Posting a comment: CSRF-checked, validated (the form comes back with the message
-//! and what was typed, `422`), rate-limited per client address (the same, `429`),
-//! stored, then `303` back to the page.
-
-use std::time::Instant;
+//! and what was typed, `422`), rate-limited per client address across the workers
+//! (the same, `429` with `Retry-After`), stored, then `303` back to the page.
 
 use kiln::rejection::Rejection;
 use kiln::{ClientAddr, Csrf, CsrfGuard, Form, Redirect, State, StatusCode};
@@ -32,7 +30,7 @@ pub(crate) async fn post(
     route: PostComment,
     _: CsrfGuard,
     State(worker): State<Worker>,
-    ClientAddr(client): ClientAddr,
+    client: ClientAddr,
     csrf: Csrf,
     form: Result<Form<CommentInput>, Rejection>,
 ) -> Result<Reply, SiteError> {
@@ -48,11 +46,13 @@ pub(crate) async fn post(
         Err(rejection) => (String::new(), String::new(), Some((rejection.status(), rejection.to_string()))),
     };
     // Only a comment that would be stored counts: refused ones (a name forgotten) must
-    // not use up the quota and then cost the visitor the comment they got right.
+    // not use up the quota and then cost the visitor the comment they got right. So the
+    // handler asks the limit, rather than the app refusing before the form is read.
+    let limited = if problem.is_none() { worker.site.settings.comments.check_client(client).err() } else { None };
     let problem = problem.or_else(|| {
-        let allowed = worker.site.comments.borrow_mut().allow(client, Instant::now());
-        let message = "Too many comments from your address; wait a minute and try again.";
-        (!allowed).then(|| (StatusCode::TOO_MANY_REQUESTS, message.to_owned()))
+        let wait = limited.as_ref()?.retry_after_secs();
+        let message = format!("Too many comments from your address; wait {wait} s and try again.");
+        Some((StatusCode::TOO_MANY_REQUESTS, message))
     });
     if let Some((status, message)) = problem {
         let (page, comments) = futures_util::future::try_join(
@@ -62,7 +62,10 @@ pub(crate) async fn post(
         .await?;
         let form = CommentForm { author: &author, body: &body, error: Some(&message) };
         let html = page_view::page(&page, &comments, &csrf, &form);
-        return Ok(Reply::Page(status, csrf, html));
+        return Ok(match limited {
+            Some(refused) => Reply::TooMany(refused, csrf, html),
+            None => Reply::Page(status, csrf, html),
+        });
     }
     let page = model::page(&worker.db, &route.slug).await?;
     let comment =

@@ -21,7 +21,6 @@ mod errors;
 mod feed;
 mod input;
 mod layout;
-mod limit;
 mod live;
 mod markdown;
 mod model;

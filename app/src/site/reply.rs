@@ -2,6 +2,7 @@
 //! status and the CSRF cookie if the token is new.
 
 use kiln::markup::{Document, Fragment};
+use kiln::rejection::TooManyRequests;
 use kiln::{Csrf, IntoResponse, Redirect, Response, StatusCode};
 
 /// A form handler's answer.
@@ -11,6 +12,9 @@ pub(crate) enum Reply {
     SeeOther(Redirect),
     /// A page (usually the form again, with a message) and its status.
     Page(StatusCode, Csrf, Fragment<Document>),
+    /// `429 Too Many Requests`: the form again, and when to send it (`Retry-After`,
+    /// RFC 9110 §10.2.3).
+    TooMany(TooManyRequests, Csrf, Fragment<Document>),
 }
 
 impl IntoResponse for Reply {
@@ -18,6 +22,10 @@ impl IntoResponse for Reply {
         match self {
             Reply::SeeOther(redirect) => redirect.into_response(res),
             Reply::Page(status, csrf, page) => (status, csrf, page).into_response(res),
+            Reply::TooMany(refused, csrf, page) => {
+                let retry_after = refused.retry_after_secs().to_string();
+                (TooManyRequests::STATUS, [("Retry-After", retry_after)], csrf, page).into_response(res);
+            }
         }
     }
 }

@@ -7,9 +7,10 @@ use std::time::Duration;
 use argon2::Argon2;
 use argon2::password_hash::rand_core::{OsRng, RngCore};
 use argon2::password_hash::{PasswordHash, PasswordHasher, SaltString};
-use kiln::{App, Key};
+use kiln::{App, Key, RateLimit};
 
 use super::errors::render_rejection;
+use super::routes::Login;
 
 /// The site's flags.
 #[derive(Debug, clap::Args)]
@@ -30,10 +31,10 @@ pub(crate) struct SiteArgs {
     /// Seconds an editor's session lasts, on the server's clock (at least 1).
     #[arg(long, env = "KILN_SESSION_TTL", default_value_t = 24 * 3600, value_parser = session_seconds)]
     session_ttl: u64,
-    /// Comments one client address may post per minute, counted per worker (429 beyond).
+    /// Comments one client address may post per minute, counted across the workers (429 beyond).
     #[arg(long, env = "KILN_COMMENTS_PER_MINUTE", default_value_t = 5)]
     comments_per_minute: u32,
-    /// Login attempts one client address may make per minute, counted per worker (429 beyond).
+    /// Login attempts one client address may make per minute, counted across the workers (429 beyond).
     #[arg(long, env = "KILN_LOGINS_PER_MINUTE", default_value_t = 10)]
     logins_per_minute: u32,
     /// Marks the session and CSRF cookies `Secure`: turn on when served over HTTPS.
@@ -46,8 +47,12 @@ pub(crate) struct SiteArgs {
 pub(crate) struct Settings {
     /// The editor's password hash, a PHC string that parsed.
     pub(crate) password_hash: String,
-    pub(crate) comments_per_minute: u32,
-    pub(crate) logins_per_minute: u32,
+    /// Comments stored, by client address: asked by the handler, which counts only the
+    /// comments it would store.
+    pub(crate) comments: RateLimit,
+    /// Login attempts, by client address: every `POST /login` counts, a refused form
+    /// too, since the limit is what stands between a guesser and the password.
+    logins: RateLimit,
     public_url: String,
     key: Key,
     session_ttl: Duration,
@@ -79,8 +84,10 @@ impl SiteArgs {
         let public_url = self.public_url.clone().unwrap_or_else(|| default_public_url(listen, tls));
         Ok(Settings {
             password_hash,
-            comments_per_minute: self.comments_per_minute,
-            logins_per_minute: self.logins_per_minute,
+            comments: RateLimit::per_minute(self.comments_per_minute),
+            logins: RateLimit::per_minute(self.logins_per_minute)
+                .route::<Login>()
+                .message("Too many login attempts from your address; wait a minute and try again."),
             public_url,
             key,
             session_ttl: Duration::from_secs(self.session_ttl),
@@ -90,9 +97,11 @@ impl SiteArgs {
 }
 
 impl Settings {
-    /// Gives the app the site's public URL, key, session policy and error pages.
+    /// Gives the app the site's public URL, key, session policy, error pages and login
+    /// limit.
     pub(crate) fn apply<S: 'static>(&self, app: App<S>) -> App<S> {
         app.public_url(&self.public_url)
+            .rate_limit(self.logins.clone())
             .secret_key(self.key.clone())
             .session_ttl(self.session_ttl)
             .secure_cookies(self.secure_cookies)

@@ -121,14 +121,43 @@ impl Database {
     /// dedicated connection that reconnects and listens again with backoff, and
     /// calls `deliver` with every notification, on a thread of its own. A message
     /// bus across processes is built on it; SQLite has none (`Error::Open`).
+    ///
+    /// It creates, if missing, a sequence `{channel}_ids` (the notifications' ids)
+    /// and a table `{channel}_payloads` (payloads too large for `NOTIFY`, kept ten
+    /// minutes); [`notifier_with_table`](Self::notifier_with_table) names the table.
     #[cfg(feature = "postgres")]
     pub fn notifier(
         &self,
         channel: &str,
         deliver: impl FnMut(crate::Notice) + Send + 'static,
     ) -> Result<crate::Notifier, Error> {
+        self.start_notifier(channel, None, deliver)
+    }
+
+    /// [`notifier`](Self::notifier) with the payload table named `table` (a lower-case
+    /// SQL identifier, optionally `schema.table`; `Error::Open` otherwise) and its
+    /// sequence `{table}_ids`.
+    #[cfg(feature = "postgres")]
+    pub fn notifier_with_table(
+        &self,
+        channel: &str,
+        table: &str,
+        deliver: impl FnMut(crate::Notice) + Send + 'static,
+    ) -> Result<crate::Notifier, Error> {
+        self.start_notifier(channel, Some(table), deliver)
+    }
+
+    #[cfg(feature = "postgres")]
+    fn start_notifier(
+        &self,
+        channel: &str,
+        table: Option<&str>,
+        deliver: impl FnMut(crate::Notice) + Send + 'static,
+    ) -> Result<crate::Notifier, Error> {
         match &self.opened {
-            Opened::Postgres(settings) => crate::Notifier::start(std::sync::Arc::clone(settings), channel, deliver),
+            Opened::Postgres(settings) => {
+                crate::Notifier::start(std::sync::Arc::clone(settings), channel, table, deliver)
+            }
             #[allow(unreachable_patterns)]
             _ => Err(Error::Open("notifications across processes need PostgreSQL".into())),
         }

@@ -259,6 +259,12 @@ impl Response {
         self.upgrade.is_some()
     }
 
+    /// Takes the callback [`set_upgrade`](Self::set_upgrade) left, to run it on a
+    /// transport of the caller's own (an in-process test client does).
+    pub fn take_upgrade(&mut self) -> Option<OnUpgrade> {
+        self.upgrade.take()
+    }
+
     /// Closes the connection after this response.
     pub fn set_close(&mut self) {
         self.close = true;

@@ -1,5 +1,7 @@
 //! A raw client for responses that stay open (streams, Server-Sent Events): it reads
-//! what the server sends, as it arrives, up to what the test waits for.
+//! what the server sends, as it arrives, up to what the test waits for. It is for a
+//! real server (several workers, TLS, a spawned binary); an app driven in process
+//! has `kiln::test` (`TestRequest::open`, `TestRequest::websocket`) instead.
 
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};

@@ -209,6 +209,17 @@ impl<S: 'static> App<S> {
         self
     }
 
+    /// Refuses a client's requests past `limit` with `429 Too Many Requests` and
+    /// `Retry-After` ([`RateLimit`](crate::RateLimit)), counted across every worker,
+    /// for the requests it covers; each limit given applies.
+    pub fn rate_limit(mut self, limit: crate::RateLimit) -> Self {
+        if self.needs_key.is_none() && limit.needs_secret() {
+            self.needs_key = Some((Cow::Borrowed("a rate limit"), "key_by_bearer_subject"));
+        }
+        self.config.layers.rate_limits.push(limit);
+        self
+    }
+
     /// Serves the app's metrics in Prometheus' text format ([`Metrics`](crate::Metrics)).
     pub fn metrics(mut self, metrics: crate::Metrics) -> Self {
         self.config.layers.metrics = Some(metrics);

@@ -115,8 +115,17 @@ fn render_with(render: Option<&RenderRejection>, rejection: &Rejection, res: &mu
         }
     }
     // RFC 9110 §10.2.3: tells the client when to try again.
-    if matches!(rejection, Rejection::Unavailable(_)) && !res.has_header("retry-after") {
-        res.append_header_unchecked(b"Retry-After", b"1");
+    if !res.has_header("retry-after") {
+        match rejection {
+            Rejection::Unavailable(_) => res.append_header_unchecked(b"Retry-After", b"1"),
+            Rejection::TooManyRequests(r) => {
+                res.append_header_unchecked(
+                    b"Retry-After",
+                    itoa::Buffer::new().format(r.retry_after_secs()).as_bytes(),
+                );
+            }
+            _ => {}
+        }
     }
     if let Rejection::UnsupportedWebSocketVersion(_) = rejection {
         // RFC 6455 §4.4: a 426 names the versions the server speaks.

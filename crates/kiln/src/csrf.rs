@@ -11,6 +11,7 @@ use kiln_http::Response;
 
 use crate::cookie::{Cookies, SetCookie};
 use crate::extract::{FromRequest, RequestContext, content_type_is};
+use crate::form_data::{Opening, opening_field};
 use crate::key::random_token;
 use crate::rejection::{InvalidCsrfToken, Rejection};
 use crate::response::IntoResponseParts;
@@ -161,12 +162,16 @@ impl maud::Render for CsrfField<'_> {
 /// in the visitor's signed CSRF cookie. Missing or wrong, the request gets
 /// `403 Forbidden` ([`InvalidCsrfToken`]). `GET`, `HEAD` and `OPTIONS` pass unchecked.
 ///
-/// A `multipart/form-data` form carries the token the same way: in the header, or in
-/// the field `csrf_token`. When the route streams its body
-/// ([`App::stream_body`](crate::App::stream_body)) the guard checks the cookie and
-/// leaves the field to the [`Multipart`](crate::multipart::Multipart) extractor, which
-/// requires it as the form's **first** field before reading any other: render
-/// [`Csrf::field`] first in an upload form, and read a streamed form with `Multipart`.
+/// A `multipart/form-data` form carries the token in the header, or in the field
+/// `csrf_token`, which must be the form's **first** field, whether the route reads
+/// its body whole or streams it ([`App::stream_body`](crate::App::stream_body)):
+/// render [`Csrf::field`] first in an upload form (browsers send fields in the
+/// form's order). One rule for both, so that a streamed upload is checked before
+/// any of it is read: there the guard checks the cookie and leaves the field to the
+/// [`Multipart`](crate::multipart::Multipart) extractor, which checks it before
+/// handing out any other field. A form without the field is refused saying the
+/// token is missing; a form with it after another field, saying which field came
+/// first.
 ///
 /// Put it before a `Form` argument: `async fn save(_: SavePage, _: CsrfGuard, form: Form<Page>)`.
 #[derive(Debug, Clone, Copy)]
@@ -191,8 +196,14 @@ impl<S> FromRequest<S> for CsrfGuard {
             // A streamed multipart form is not read yet: `Multipart` checks its first
             // field against the cookie before the handler sees any other.
             None if content_type_is(req, MULTIPART_TYPE) && req.body_stream().is_some() => return Ok(CsrfGuard),
-            None if content_type_is(req, MULTIPART_TYPE) => multipart_token(req)
-                .ok_or_else(|| InvalidCsrfToken::new("the CSRF token is missing from the multipart form"))?,
+            None if content_type_is(req, MULTIPART_TYPE) => {
+                let content_type = req.header_str("content-type").unwrap_or("");
+                match opening_field(content_type, req.body(), CSRF_FIELD) {
+                    Opening::First(token) => token,
+                    Opening::After(first) => return Err(InvalidCsrfToken::new(token_not_first(&first)).into()),
+                    Opening::Absent => return Err(InvalidCsrfToken::new(token_missing_from_multipart()).into()),
+                }
+            }
             None if content_type_is(req, FORM_TYPE) => std::str::from_utf8(req.body())
                 .ok()
                 .and_then(|body| query_pairs(body).find(|(k, _)| k == CSRF_FIELD).map(|(_, v)| v.into_owned()))
@@ -213,10 +224,20 @@ const FORM_TYPE: &str = "application/x-www-form-urlencoded";
 /// The multipart content type, whose field [`CSRF_FIELD`] carries the token too.
 const MULTIPART_TYPE: &str = "multipart/form-data";
 
-/// The token in the field [`CSRF_FIELD`] of a multipart body read whole.
-fn multipart_token(req: kiln_http::Request<'_>) -> Option<String> {
-    let content_type = req.header_str("content-type")?;
-    crate::form_data::find_text_field(content_type, req.body(), CSRF_FIELD)
+/// Why a multipart form was refused: it has no field [`CSRF_FIELD`] (and the request
+/// no [`CSRF_HEADER`]).
+pub(crate) fn token_missing_from_multipart() -> String {
+    format!(
+        "the CSRF token is missing from the multipart form: send it as the form's first field {CSRF_FIELD} (render Csrf::field first in the form), or in the X-CSRF-Token header"
+    )
+}
+
+/// Why a multipart form was refused: its token is not its first field, `first` is.
+pub(crate) fn token_not_first(first: &str) -> String {
+    let first: String = first.chars().take(80).collect();
+    format!(
+        "the CSRF token must be the multipart form's first field, but it comes after the field {first:?}: render Csrf::field first in the form, or send the token in the X-CSRF-Token header"
+    )
 }
 
 /// The token a state-changing request must carry, from its signed CSRF cookie, when

@@ -14,7 +14,7 @@ use crate::access_log::{AccessLog, Logged};
 use crate::config::Config;
 use crate::extract::RequestContext;
 use crate::handler::Dispatch;
-use crate::layers::{Counting, WorkerCounters};
+use crate::layers::{Counting, Keying, WorkerCounters};
 use crate::make::{MakeService, StateError};
 use crate::rejection::{MethodNotAllowed, NotFound};
 use crate::route::PathParams;
@@ -113,7 +113,17 @@ impl<S: 'static> Routed<S> {
     /// Returns the index of the route that matched too (`None`: none did).
     fn dispatch<'a>(&'a self, req: Request<'a>, path: &'a str, res: &'a mut Response) -> (Option<usize>, Dispatch<'a>) {
         let shared = &*self.shared;
-        let Some((index, endpoint, params)) = shared.router.at(path) else {
+        let found = shared.router.at(path);
+        let config = &shared.config;
+        if !config.layers.rate_limits.is_empty() {
+            let keying = Keying { trusted_proxies: &config.trusted_proxies, secret: config.key.as_ref() };
+            let route = found.as_ref().map(|(_, endpoint, _)| &*endpoint.pattern);
+            if let Err(refused) = config.layers.rate_limit(&req, route, &keying) {
+                config.reject(&refused.into(), res);
+                return (found.map(|(index, ..)| index), Dispatch::Done);
+            }
+        }
+        let Some((index, endpoint, params)) = found else {
             return (None, self.miss(req, path, res));
         };
         let handler = match req.protocol() {

@@ -1,11 +1,19 @@
 //! Extractors: what a handler's arguments are made from.
 //!
-//! The engine reads the whole body before the app runs, so most extraction is
-//! synchronous ([`FromRequest`]): every argument is built, or the first failure is
-//! rendered, before the handler's future exists. An extractor that must wait (the
-//! database, the bus) implements [`FromRequestAsync`] instead; a handler taking one
-//! extracts all its arguments inside its future, in order, and a handler taking none
-//! runs exactly as if `FromRequestAsync` did not exist.
+//! On most routes the engine reads the whole body (up to the server's
+//! `max_body_bytes`) before the app runs, so most extraction is synchronous
+//! ([`FromRequest`]): every argument is built, or the first failure is rendered,
+//! before the handler's future exists. A route given
+//! [`App::stream_body`](crate::App::stream_body) is different: its handler runs
+//! once the head has arrived and reads the body as it comes, with
+//! [`Multipart`](crate::multipart::Multipart) or
+//! [`Request::body_stream`](kiln_http::Request::body_stream); there `Bytes`,
+//! `String`, `Form` and `Json`, which want the body whole, find it empty.
+//!
+//! An extractor that must wait (the database, the bus) implements
+//! [`FromRequestAsync`] instead; a handler taking one extracts all its arguments
+//! inside its future, in order, and a handler taking none runs exactly as if
+//! `FromRequestAsync` did not exist.
 
 use std::future::Future;
 use std::ops::Deref;
@@ -101,11 +109,11 @@ impl<S> Clone for RequestContext<'_, S> {
 /// assert!(res.text().contains("missing field `body`"));
 /// ```
 #[diagnostic::on_unimplemented(
-    message = "`{Self}` cannot be a handler argument: it does not implement `FromRequest<{S}>`",
+    message = "`{Self}` cannot be a handler argument: it implements neither `FromRequest<{S}>` nor `FromRequestAsync<{S}>`",
     label = "this argument is not an extractor",
-    note = "a handler argument must implement `FromRequest`: a typed route, `Query<T>`, `Form<T>`, `Json<T>`, `Headers`, `Cookies`, `SignedCookies`, `Session`, `Csrf`, `CsrfGuard`, `PublicUrl`, `ClientAddr`, `State<S>`, `RequestHead`, `Method`, `BearerToken`, `Key`, `LastEventId`, `WebSocketUpgrade`, `Bytes` or `String` (the body), or `Option<_>` / `Result<_, Rejection>` of one",
+    note = "a handler argument must implement `FromRequest<{S}>` (built from the request at once) or `FromRequestAsync<{S}>` (built after awaiting, say, the database): a typed route, `Query<T>`, `Form<T>`, `Json<T>`, `Multipart`, `Headers`, `Cookies`, `SignedCookies`, `Session`, `Csrf`, `CsrfGuard`, `PublicUrl`, `ClientAddr`, `State<S>`, `RequestHead`, `Method`, `BearerToken`, `Key`, `LastEventId`, `WebSocketUpgrade`, `Bytes` or `String` (the body), or `Option<_>` / `Result<_, Rejection>` of any of them or of a `FromRequestAsync` type",
     note = "`State<T>` must name the app's own state type: `State<{S}>`",
-    note = "a type of your own can implement `FromRequest<S>` for every `S` (or for the app's state type)"
+    note = "a type of your own can implement `FromRequest<S>` for every `S` (or for the app's state type), or `FromRequestAsync<{S}>`"
 )]
 pub trait FromRequest<S>: Sized {
     /// The extractor's name when it signs or verifies with the app's secret key
@@ -114,6 +122,12 @@ pub trait FromRequest<S>: Sized {
     #[doc(hidden)]
     const NEEDS_SECRET_KEY: Option<&'static str> = None;
 
+    /// Whether extracting waits: `true` only for `Option<T>` or `Result<T, Rejection>`
+    /// of a [`FromRequestAsync`] that waits, which a handler then builds with
+    /// [`from_request_awaiting`](Self::from_request_awaiting).
+    #[doc(hidden)]
+    const AWAITS: bool = false;
+
     /// Whether this is a WebSocket handshake: a route taking one also answers an
     /// HTTP/2 extended CONNECT (RFC 8441), which the app's connections then offer.
     #[doc(hidden)]
@@ -121,6 +135,13 @@ pub trait FromRequest<S>: Sized {
 
     /// Builds the value, or says why the request is refused.
     fn from_request(cx: &RequestContext<'_, S>) -> Result<Self, Rejection>;
+
+    /// Builds the value inside the handler's future: what a handler calls when
+    /// [`AWAITS`](Self::AWAITS) is `true`.
+    #[doc(hidden)]
+    fn from_request_awaiting(cx: RequestContext<'_, S>) -> impl Future<Output = Result<Self, Rejection>> {
+        std::future::ready(Self::from_request(&cx))
+    }
 }
 
 /// Builds a handler argument from the request, waiting for what it needs: a bearer
@@ -134,9 +155,10 @@ pub trait FromRequest<S>: Sized {
 ///
 /// Implement it for the app's state type (`FromRequestAsync<AppState>`): an async
 /// extractor usually reads the state's database, and an impl for every `S` would
-/// overlap the one every `FromRequest` gets. `Option<T>` of an async extractor is not
-/// an extractor; implement `FromRequestAsync` for `Option<YourType>` when a handler
-/// should see an absent or refused value as `None`.
+/// overlap the one every `FromRequest` gets. `Option<T>` and `Result<T, Rejection>`
+/// of an async extractor are extractors too, as they are of a synchronous one: a
+/// page that greets a signed-in visitor takes `Option<Caller>`, which is `None` when
+/// `Caller` refuses.
 ///
 /// ```
 /// use kiln::{App, FromRequestAsync, Rejection, RequestContext, Route};
@@ -170,11 +192,23 @@ pub trait FromRequest<S>: Sized {
 /// let mut client = kiln::test::TestClient::new(app);
 /// assert_eq!(client.request("GET", &Me).header("authorization", "Bearer t1").send().text(), "t1");
 /// assert_eq!(client.get(&Me).status(), 401);
+///
+/// #[derive(Route)]
+/// #[route("/hello")]
+/// struct Hello;
+///
+/// async fn hello(_: Hello, caller: Option<Caller>) -> String {
+///     caller.map_or("hello, stranger".to_owned(), |c| format!("hello, {}", c.0))
+/// }
+///
+/// let app = App::new(|_| AppState { tokens: vec!["t1".into()] }).route(hello);
+/// let mut client = kiln::test::TestClient::new(app);
+/// assert_eq!(client.get(&Hello).text(), "hello, stranger");
 /// ```
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be a handler argument: it implements neither `FromRequest<{S}>` nor `FromRequestAsync<{S}>`",
     label = "this argument is not an extractor",
-    note = "a handler argument must implement `FromRequest`: a typed route, `Query<T>`, `Form<T>`, `Json<T>`, `Headers`, `Cookies`, `SignedCookies`, `Session`, `Csrf`, `CsrfGuard`, `PublicUrl`, `ClientAddr`, `State<S>`, `RequestHead`, `Method`, `BearerToken`, `Key`, `LastEventId`, `WebSocketUpgrade`, `Bytes` or `String` (the body), or `Option<_>` / `Result<_, Rejection>` of one; or `FromRequestAsync` when it must wait",
+    note = "a handler argument must implement `FromRequest<{S}>` (built from the request at once) or `FromRequestAsync<{S}>` (built after awaiting, say, the database): a typed route, `Query<T>`, `Form<T>`, `Json<T>`, `Multipart`, `Headers`, `Cookies`, `SignedCookies`, `Session`, `Csrf`, `CsrfGuard`, `PublicUrl`, `ClientAddr`, `State<S>`, `RequestHead`, `Method`, `BearerToken`, `Key`, `LastEventId`, `WebSocketUpgrade`, `Bytes` or `String` (the body), or `Option<_>` / `Result<_, Rejection>` of any of them or of a `FromRequestAsync` type",
     note = "`State<T>` must name the app's own state type: `State<{S}>`",
     note = "a type of your own can implement `FromRequest<S>` for every `S` (or for the app's state type), or `FromRequestAsync<{S}>`"
 )]
@@ -205,12 +239,12 @@ pub trait FromRequestAsync<S>: Sized {
 
 /// Every synchronous extractor, as a handler argument.
 impl<S, T: FromRequest<S>> FromRequestAsync<S> for T {
-    const AWAITS: bool = false;
+    const AWAITS: bool = T::AWAITS;
     const NEEDS_SECRET_KEY: Option<&'static str> = T::NEEDS_SECRET_KEY;
     const WEBSOCKET: bool = T::WEBSOCKET;
 
     fn from_request_async(cx: RequestContext<'_, S>) -> impl Future<Output = Result<Self, Rejection>> {
-        std::future::ready(T::from_request(&cx))
+        T::from_request_awaiting(cx)
     }
 
     fn from_request_now(cx: &RequestContext<'_, S>) -> Result<Self, Rejection> {
@@ -219,23 +253,52 @@ impl<S, T: FromRequest<S>> FromRequestAsync<S> for T {
 }
 
 /// `None` when the extractor refuses the request, instead of answering with its
-/// rejection: `Option<Query<Search>>` is `None` for an absent or malformed query.
-impl<S, T: FromRequest<S>> FromRequest<S> for Option<T> {
+/// rejection: `Option<Query<Search>>` is `None` for an absent or malformed query, and
+/// `Option<Caller>` for a visitor an async `Caller` does not know.
+///
+/// These impls are of `FromRequest` for every [`FromRequestAsync`] (which every
+/// `FromRequest` is), rather than of `FromRequestAsync`, which would overlap the
+/// blanket impl above; over an extractor that waits they wait too (`AWAITS`), and a
+/// handler builds them inside its future.
+impl<S, T: FromRequestAsync<S>> FromRequest<S> for Option<T> {
     const NEEDS_SECRET_KEY: Option<&'static str> = T::NEEDS_SECRET_KEY;
+    const AWAITS: bool = T::AWAITS;
 
     fn from_request(cx: &RequestContext<'_, S>) -> Result<Self, Rejection> {
-        Ok(T::from_request(cx).ok())
+        if T::AWAITS {
+            return Err(awaited::<T>());
+        }
+        Ok(T::from_request_now(cx).ok())
+    }
+
+    async fn from_request_awaiting(cx: RequestContext<'_, S>) -> Result<Self, Rejection> {
+        Ok(T::from_request_async(cx).await.ok())
     }
 }
 
 /// The extractor's rejection handed to the handler instead of answered: a form
 /// missing a field can be shown again with the message.
-impl<S, T: FromRequest<S>> FromRequest<S> for Result<T, Rejection> {
+impl<S, T: FromRequestAsync<S>> FromRequest<S> for Result<T, Rejection> {
     const NEEDS_SECRET_KEY: Option<&'static str> = T::NEEDS_SECRET_KEY;
+    const AWAITS: bool = T::AWAITS;
 
     fn from_request(cx: &RequestContext<'_, S>) -> Result<Self, Rejection> {
-        Ok(T::from_request(cx))
+        if T::AWAITS {
+            return Err(awaited::<T>());
+        }
+        Ok(T::from_request_now(cx))
     }
+
+    async fn from_request_awaiting(cx: RequestContext<'_, S>) -> Result<Self, Rejection> {
+        Ok(T::from_request_async(cx).await)
+    }
+}
+
+/// Why `Option<T>` or `Result<T, _>` of an async `T` was asked for at once: only an
+/// extractor of the app's own, calling `from_request` itself, can do that.
+fn awaited<T>() -> Rejection {
+    let name = std::any::type_name::<T>();
+    Internal::new(format!("`{name}` is an async extractor: await `FromRequestAsync::from_request_async`")).into()
 }
 
 /// A typed route's `FromRequest`, which `#[derive(Route)]` implements with this.

@@ -172,26 +172,49 @@ pub(crate) fn boundary(content_type: &str) -> Option<&str> {
     valid.then_some(b)
 }
 
-/// The first text field named `name` of a multipart body held whole (up to 1 KiB of
-/// it), for checks made before the handler runs, such as the CSRF token's.
-pub(crate) fn find_text_field(content_type: &str, body: &[u8], name: &str) -> Option<String> {
-    let mut parser = Parser::new(boundary(content_type)?);
+/// Where a field that must open the form (the CSRF token) is in it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Opening {
+    /// It is the first field, with this text.
+    First(String),
+    /// It comes later: after the field named here, the form's first.
+    After(String),
+    /// The form has no such field (or it is not text of at most 1 KiB, or the form
+    /// is malformed).
+    Absent,
+}
+
+/// Where the text field `name` is in a multipart body held whole, for checks made
+/// before the handler runs, such as the CSRF token's.
+pub(crate) fn opening_field(content_type: &str, body: &[u8], name: &str) -> Opening {
+    let Some(boundary) = boundary(content_type) else { return Opening::Absent };
+    let mut parser = Parser::new(boundary);
     let mut buf = BytesMut::from(body);
-    let mut found: Option<Vec<u8>> = None;
+    let mut first: Option<String> = None;
+    let mut value: Option<Vec<u8>> = None;
     loop {
-        match parser.next(&mut buf, true).ok()? {
-            Event::Part(head) if found.is_none() && head.name == name => found = Some(Vec::new()),
+        let Ok(event) = parser.next(&mut buf, true) else { return Opening::Absent };
+        match event {
+            Event::Part(head) if head.name == name => match first {
+                Some(first) => return Opening::After(first),
+                None => value = Some(Vec::new()),
+            },
+            Event::Part(head) if first.is_none() => first = Some(head.name),
             Event::Data(data) => {
-                if let Some(value) = &mut found {
+                if let Some(value) = &mut value {
                     if value.len() + data.len() > 1024 {
-                        return None;
+                        return Opening::Absent;
                     }
                     value.extend_from_slice(&data);
                 }
             }
-            Event::PartEnd if found.is_some() => return String::from_utf8(found?).ok(),
-            Event::End | Event::NeedMore => return None,
-            _ => {}
+            Event::PartEnd => {
+                if let Some(value) = value.take() {
+                    return String::from_utf8(value).map_or(Opening::Absent, Opening::First);
+                }
+            }
+            Event::End | Event::NeedMore => return Opening::Absent,
+            Event::Part(_) => {}
         }
     }
 }
@@ -326,6 +349,15 @@ line one\r\n--Xy not yet\r\nline two\r\n--XyZ--\r\nepilogue";
             assert_eq!(parts[1].1.as_deref(), Some("a \"b\".txt"));
             assert_eq!(parts[1].2, b"line one\r\n--Xy not yet\r\nline two");
         }
+    }
+
+    #[test]
+    fn the_opening_field_is_first_later_or_absent() {
+        let ct = "multipart/form-data; boundary=XyZ";
+        assert_eq!(opening_field(ct, FORM, "title"), Opening::First("Hello".into()));
+        assert_eq!(opening_field(ct, FORM, "file"), Opening::After("title".into()));
+        assert_eq!(opening_field(ct, FORM, "csrf_token"), Opening::Absent);
+        assert_eq!(opening_field("multipart/form-data", FORM, "title"), Opening::Absent);
     }
 
     #[test]

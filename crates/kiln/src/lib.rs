@@ -39,8 +39,9 @@
 //!   produced, with keep-alive comments and a resume from `Last-Event-ID`, ending
 //!   cleanly when the server drains.
 //! - **Layers**: [`Compression`] (brotli, zstd, gzip, streamed bodies too), [`Cors`],
-//!   [`Metrics`] (`/metrics` in Prometheus' text format) and request spans; kiln's
-//!   events go through `tracing`.
+//!   [`RateLimit`] (`429` with `Retry-After`, one count for all workers, bounded
+//!   memory), [`Metrics`] (`/metrics` in Prometheus' text format) and request spans;
+//!   kiln's events go through `tracing`.
 //! - **APIs**: [`BearerToken`]s signed with the app's [`Key`], [`blocking`] work on a
 //!   bounded pool, `?` on database errors in handlers returning [`Rejection`].
 //! - **WebSocket** on a typed route ([`ws::WebSocketUpgrade`]): RFC 6455 with
@@ -140,8 +141,8 @@ pub use handler::{Handler, RouteHandler};
 pub use health::{Healthz, healthz};
 pub use html::Html;
 pub use json::Json;
-pub use key::{Key, KeyTooShort, MIN_KEY_BYTES};
-pub use layers::{Compression, Cors, DEFAULT_COMPRESSION_MIN_SIZE, Encoding, Levels, Metrics};
+pub use key::{Key, KeyTooShort, MIN_KEY_BYTES, random_token};
+pub use layers::{Compression, Cors, DEFAULT_COMPRESSION_MIN_SIZE, Encoding, Levels, Metrics, RateLimit};
 pub use link::{Absolute, PublicUrl};
 pub use make::{IntoMakeService, MakeService, StateError};
 #[cfg(feature = "maud")]

@@ -6,6 +6,7 @@
 
 use std::borrow::Cow;
 use std::fmt;
+use std::time::Duration;
 
 use kiln_http::{Response, StatusCode};
 
@@ -240,6 +241,64 @@ impl From<Unauthorized> for Rejection {
     }
 }
 
+/// The client has sent more requests than a [`RateLimit`](crate::RateLimit) allows
+/// (429, RFC 6585 §4); the response says when to try again in `Retry-After`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TooManyRequests {
+    message: Cow<'static, str>,
+    retry_after: Duration,
+}
+
+impl TooManyRequests {
+    /// The status code this rejection answers with.
+    pub const STATUS: StatusCode = StatusCode::TOO_MANY_REQUESTS;
+
+    /// A refusal with this message, the next request welcome after `retry_after`.
+    pub fn new(message: impl Into<Cow<'static, str>>, retry_after: Duration) -> Self {
+        TooManyRequests { message: message.into(), retry_after }
+    }
+
+    /// The default refusal, which says when to try again.
+    pub(crate) fn after(retry_after: Duration) -> Self {
+        let mut refused = Self::new("", retry_after);
+        let secs = refused.retry_after_secs();
+        let unit = if secs == 1 { "second" } else { "seconds" };
+        refused.message = format!("too many requests: try again in {secs} {unit}").into();
+        refused
+    }
+
+    /// What was wrong, for the client.
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+
+    /// How long until a request would be admitted.
+    pub fn retry_after(&self) -> Duration {
+        self.retry_after
+    }
+
+    /// [`retry_after`](Self::retry_after) in whole seconds, rounded up: the
+    /// `Retry-After` value (RFC 9110 §10.2.3), so that a client waiting that long is
+    /// admitted.
+    pub fn retry_after_secs(&self) -> u64 {
+        self.retry_after.as_secs() + u64::from(self.retry_after.subsec_nanos() > 0)
+    }
+}
+
+impl fmt::Display for TooManyRequests {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for TooManyRequests {}
+
+impl From<TooManyRequests> for Rejection {
+    fn from(r: TooManyRequests) -> Self {
+        Rejection::TooManyRequests(r)
+    }
+}
+
 /// Any rejection: what the app's rejection renderer receives.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
@@ -259,6 +318,7 @@ pub enum Rejection {
     InvalidCsrfToken(InvalidCsrfToken),
     Unauthorized(Unauthorized),
     Conflict(Conflict),
+    TooManyRequests(TooManyRequests),
     Unavailable(Unavailable),
     InvalidWebSocketHandshake(InvalidWebSocketHandshake),
     UnsupportedWebSocketVersion(UnsupportedWebSocketVersion),
@@ -293,6 +353,7 @@ impl Rejection {
             Rejection::InvalidCsrfToken(_) => InvalidCsrfToken::STATUS,
             Rejection::Unauthorized(_) => Unauthorized::STATUS,
             Rejection::Conflict(_) => Conflict::STATUS,
+            Rejection::TooManyRequests(_) => TooManyRequests::STATUS,
             Rejection::Unavailable(_) => Unavailable::STATUS,
             Rejection::InvalidWebSocketHandshake(_) => InvalidWebSocketHandshake::STATUS,
             Rejection::UnsupportedWebSocketVersion(_) => UnsupportedWebSocketVersion::STATUS,
@@ -327,6 +388,7 @@ impl fmt::Display for Rejection {
             Rejection::InvalidCsrfToken(r) => r.fmt(f),
             Rejection::Unauthorized(r) => r.fmt(f),
             Rejection::Conflict(r) => r.fmt(f),
+            Rejection::TooManyRequests(r) => r.fmt(f),
             Rejection::Unavailable(r) => r.fmt(f),
             Rejection::InvalidWebSocketHandshake(r) => r.fmt(f),
             Rejection::UnsupportedWebSocketVersion(r) => r.fmt(f),

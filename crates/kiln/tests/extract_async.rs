@@ -54,6 +54,27 @@ async fn greet(_: Greet, Query(greeting): Query<Greeting>, caller: Caller) -> St
     format!("{}, {}", greeting.word, caller.name)
 }
 
+#[derive(Route)]
+#[route("/hello")]
+struct Hello;
+
+/// A page for everyone that greets a known caller by name.
+async fn hello(_: Hello, caller: Option<Caller>) -> String {
+    caller.map_or_else(|| "hello, stranger".to_owned(), |c| format!("hello, {}", c.name))
+}
+
+#[derive(Route)]
+#[route("/whoami")]
+struct WhoAmI;
+
+/// The handler decides what a refusal means: here, the rejection's own words with its status.
+async fn whoami(_: WhoAmI, caller: Result<Caller, Rejection>) -> (kiln::StatusCode, String) {
+    match caller {
+        Ok(c) => (kiln::StatusCode::OK, c.name),
+        Err(e) => (kiln::StatusCode::IM_A_TEAPOT, format!("{}: {e}", e.status().as_u16())),
+    }
+}
+
 fn as_json(rejection: &Rejection, res: &mut Response) {
     res.set_status(rejection.status());
     res.set_content_type("application/json");
@@ -76,7 +97,13 @@ async fn add(route: AddUser, db: State<Db>) -> Result<(), Rejection> {
 /// An app whose database knows `ada` by the token `t-ada`.
 fn client(dir: &TempDir) -> TestClient<kiln::AppService<Db>> {
     let database = Database::open(&dir.sqlite_url(), Options::default().migrations(SQLITE)).expect("open");
-    let app = App::new(move |_| database.worker()).route(me).route(greet).route(add).on_rejection(as_json);
+    let app = App::new(move |_| database.worker())
+        .route(me)
+        .route(greet)
+        .route(add)
+        .route(hello)
+        .route(whoami)
+        .on_rejection(as_json);
     let mut client = TestClient::new(app);
     let added = client.request("POST", &AddUser { name: "ada".into(), token: "t-ada".into() }).send();
     assert_eq!(added.status(), 200);
@@ -108,4 +135,30 @@ fn an_async_extractors_refusal_renders_the_apps_error_page() {
     // A synchronous extractor before it refuses first, with its own rejection.
     let bad_query = client.request("GET", "/greet").header("authorization", "Bearer t-ada").send();
     assert_eq!(bad_query.status(), 400);
+}
+
+#[test]
+fn option_of_an_async_extractor_is_none_when_it_refuses_and_some_when_it_passes() {
+    // Issue 33: `Option<Caller>` was refused at compile time ("`Caller` does not
+    // implement `FromRequest<Db>`") though `Caller` alone was an argument.
+    let dir = TempDir::new("extract-async-option");
+    let mut client = client(&dir);
+    let known = client.request("GET", &Hello).header("authorization", "Bearer t-ada").send();
+    assert_eq!((known.status().as_u16(), known.text()), (200, "hello, ada".to_owned()));
+    let unknown = client.request("GET", &Hello).header("authorization", "Bearer nobody").send();
+    assert_eq!((unknown.status().as_u16(), unknown.text()), (200, "hello, stranger".to_owned()));
+    let anonymous = client.get(&Hello);
+    assert_eq!((anonymous.status().as_u16(), anonymous.text()), (200, "hello, stranger".to_owned()));
+}
+
+#[test]
+fn result_of_an_async_extractor_hands_the_handler_its_rejection() {
+    let dir = TempDir::new("extract-async-result");
+    let mut client = client(&dir);
+    let known = client.request("GET", &WhoAmI).header("authorization", "Bearer t-ada").send();
+    assert_eq!((known.status().as_u16(), known.text()), (200, "ada".to_owned()));
+    let unknown = client.request("GET", &WhoAmI).header("authorization", "Bearer nobody").send();
+    assert_eq!((unknown.status().as_u16(), unknown.text()), (418, "401: unknown token".to_owned()));
+    let missing = client.get(&WhoAmI);
+    assert_eq!(missing.text(), "401: a bearer token is required");
 }

@@ -3,14 +3,14 @@
 //! event stream forwards a subscription through a real server.
 
 use std::collections::HashSet;
-use std::future::poll_fn;
 use std::pin::Pin;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use kiln::http::Server;
 use kiln::realtime::{Bus, BusEvents, Lagged, LastEventId, LocalBus, Message, Sse, Stream, Subscription};
 use kiln::{App, Route, State};
-use kiln_test_support::{Streaming, on_worker};
+use kiln_test_support::{Streaming, on_worker, poll_until};
 
 /// The next item, or `None` if the subscription has nothing now.
 fn try_next(sub: &mut Subscription) -> Option<Result<Message, Lagged>> {
@@ -22,8 +22,37 @@ fn try_next(sub: &mut Subscription) -> Option<Result<Message, Lagged>> {
 }
 
 async fn next(sub: &mut Subscription) -> Result<Message, Lagged> {
-    let item = poll_fn(|cx| Pin::new(&mut *sub).poll_next(cx));
-    tokio::time::timeout(Duration::from_secs(10), item).await.expect("a message in time").expect("never ends")
+    tokio::time::timeout(Duration::from_secs(10), sub.recv()).await.expect("a message in time").expect("not ended")
+}
+
+#[test]
+fn subscription_recv_gets_published_messages_in_order_and_tells_a_lag() {
+    // Issue 33, item 16: reading a subscription took `poll_fn` and `Pin`.
+    on_worker(async {
+        let bus = Bus::new().window(2).attach();
+        let mut sub = bus.subscribe("room");
+        let first = bus.publish("room", "one").await.unwrap();
+        bus.publish("elsewhere", "not for this topic").await.unwrap();
+        let m = sub.recv().await.unwrap().unwrap();
+        assert_eq!((m.id(), m.topic(), m.payload()), (first, "room", "one"));
+        // Nothing more yet: `recv` waits, and gives way to whatever comes first.
+        tokio::select! {
+            got = sub.recv() => panic!("nothing was published, got {got:?}"),
+            () = tokio::time::sleep(Duration::from_millis(20)) => {}
+        }
+        // A message published while a `recv` waits wakes it.
+        let (got, sent) = tokio::join!(next(&mut sub), async {
+            tokio::task::yield_now().await;
+            bus.publish("room", "two").await.unwrap()
+        });
+        assert_eq!(got.unwrap().id(), sent);
+        for n in 3..=6 {
+            bus.publish("room", &n.to_string()).await.unwrap();
+        }
+        assert_eq!(sub.recv().await, Some(Err(Lagged(2))));
+        assert_eq!(sub.recv().await.unwrap().unwrap().payload(), "5");
+        assert_eq!(sub.recv().await.unwrap().unwrap().payload(), "6");
+    });
 }
 
 #[test]
@@ -140,9 +169,31 @@ async fn publish(p: Publish, w: State<Worker>, body: String) -> String {
     format!("{id} {}", w.0.1)
 }
 
+#[derive(Route)]
+#[route("/until-shutdown/{topic}")]
+struct UntilShutdown {
+    topic: String,
+}
+
+/// Requests of `until_shutdown` that have subscribed, and the messages they heard.
+static SUBSCRIBED: AtomicUsize = AtomicUsize::new(0);
+static HEARD: AtomicUsize = AtomicUsize::new(0);
+
+/// Reads the topic until its subscription ends, and says how many it heard.
+async fn until_shutdown(u: UntilShutdown, w: State<Worker>) -> String {
+    let mut sub = w.0.0.subscribe(&u.topic);
+    SUBSCRIBED.fetch_add(1, Ordering::SeqCst);
+    let mut heard = 0;
+    while let Some(item) = sub.recv().await {
+        heard += usize::from(item.is_ok());
+        HEARD.fetch_add(1, Ordering::SeqCst);
+    }
+    format!("ended after {heard}")
+}
+
 fn start(workers: usize) -> kiln::Serving {
     let bus = Bus::new();
-    let app = App::new(move |index| Worker(bus.attach(), index)).route(events).route(publish);
+    let app = App::new(move |index| Worker(bus.attach(), index)).route(events).route(publish).route(until_shutdown);
     kiln::serve(app, Server::new().listen("127.0.0.1:0").workers(workers)).unwrap()
 }
 
@@ -201,5 +252,22 @@ fn an_event_stream_that_reconnects_with_last_event_id_gets_what_it_missed() {
     post(&serving, "log", "four");
     assert!(s.read_until("\n\n").ends_with("data: four\n\n"));
     serving.shutdown();
+    serving.wait().unwrap();
+}
+
+#[test]
+fn subscription_recv_returns_none_when_the_server_shuts_down() {
+    let serving = start(1);
+    let addr = serving.local_addr();
+    let waiting = std::thread::spawn(move || kiln_test_support::get(addr, "/until-shutdown/quiet"));
+    poll_until(Duration::from_secs(10), || (SUBSCRIBED.load(Ordering::SeqCst) == 1).then_some(()))
+        .expect("the request subscribed");
+    post(&serving, "quiet", "heard");
+    poll_until(Duration::from_secs(10), || (HEARD.load(Ordering::SeqCst) == 1).then_some(())).expect("heard");
+    serving.shutdown();
+    // The loop over `recv` ended with the drain, so the handler answered within the
+    // grace period instead of being cut.
+    let reply = waiting.join().unwrap().expect("an answer");
+    assert_eq!((reply.status, reply.text()), (200, "ended after 1"));
     serving.wait().unwrap();
 }

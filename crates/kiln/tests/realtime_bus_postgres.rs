@@ -2,17 +2,44 @@
 //! database stand for two kiln processes. Runs against `scripts/pg` (`KILN_PG_URL`).
 #![cfg(feature = "postgres")]
 
-use std::future::poll_fn;
-use std::pin::Pin;
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
 use kiln::db::{Database, Options};
-use kiln::realtime::{Bus, Lagged, LocalBus, Message, Stream, Subscription};
+use kiln::realtime::{Bus, Lagged, LocalBus, Message, PostgresBus, Subscription};
 use kiln_test_support::{on_worker, pg_url};
+use tracing_subscriber::layer::{Context, Layer, SubscriberExt};
 
 async fn next(sub: &mut Subscription) -> Result<Message, Lagged> {
-    let item = poll_fn(|cx| Pin::new(&mut *sub).poll_next(cx));
-    tokio::time::timeout(Duration::from_secs(10), item).await.expect("a message in time").expect("never ends")
+    tokio::time::timeout(Duration::from_secs(10), sub.recv()).await.expect("a message in time").expect("never ends")
+}
+
+/// The `kiln::db` events of every thread (the link runs on one of its own) as
+/// `LEVEL message`, from a subscriber installed once for this test binary.
+fn db_events() -> Arc<Mutex<Vec<String>>> {
+    struct Capture(Arc<Mutex<Vec<String>>>);
+    struct Text(String);
+    impl tracing::field::Visit for Text {
+        fn record_debug(&mut self, field: &tracing::field::Field, value: &dyn std::fmt::Debug) {
+            self.0.push_str(&format!(" {}={value:?}", field.name()));
+        }
+    }
+    impl<S: tracing::Subscriber> Layer<S> for Capture {
+        fn on_event(&self, event: &tracing::Event<'_>, _: Context<'_, S>) {
+            if event.metadata().target() == "kiln::db" {
+                let mut text = Text(event.metadata().level().to_string());
+                event.record(&mut text);
+                self.0.lock().unwrap().push(text.0);
+            }
+        }
+    }
+    static EVENTS: OnceLock<Arc<Mutex<Vec<String>>>> = OnceLock::new();
+    Arc::clone(EVENTS.get_or_init(|| {
+        let events = Arc::new(Mutex::new(Vec::new()));
+        let subscriber = tracing_subscriber::registry().with(Capture(Arc::clone(&events)));
+        tracing::subscriber::set_global_default(subscriber).expect("the only global subscriber");
+        events
+    }))
 }
 
 /// Waits (at most ten seconds) until `bus`'s link to the database is up.
@@ -71,6 +98,7 @@ fn a_message_published_in_one_process_reaches_subscribers_in_another_large_ones_
 #[test]
 fn the_link_listens_again_after_its_connection_is_killed_and_says_what_was_missed() {
     let Some(url) = pg_url("realtime_bus_postgres") else { return };
+    let events = db_events();
     let db = Database::open(&url, Options::default()).unwrap();
     let ch = channel("reconnect");
     let bus = Bus::postgres(&db, &ch).unwrap();
@@ -106,4 +134,61 @@ fn the_link_listens_again_after_its_connection_is_killed_and_says_what_was_misse
         let m = next(&mut sub).await.unwrap();
         assert_eq!((m.id(), m.payload()), (after, "after"));
     });
+    // Diagnostics: the lost link is told through `tracing` (issue 33, item 8), not
+    // written to standard error, naming its channel.
+    let events = events.lock().unwrap();
+    let told = events.iter().find(|e| e.contains("the bus's link to PostgreSQL failed")).expect("an event");
+    assert!(told.starts_with("WARN") && told.contains("reconnecting") && told.contains(&ch), "{told}");
+}
+
+#[test]
+fn bus_postgres_keeps_large_payloads_in_the_table_the_app_names() {
+    let Some(url) = pg_url("realtime_bus_postgres") else { return };
+    let db = Database::open(&url, Options::default()).unwrap();
+    let ch = channel("named");
+    let schema = format!("kt_bus_{}", std::process::id());
+    let table = format!("{schema}.chat");
+    on_worker(async {
+        let admin = db.worker();
+        admin.execute(&format!("DROP SCHEMA IF EXISTS {schema} CASCADE"), &[]).await.unwrap();
+        admin.execute(&format!("CREATE SCHEMA {schema}"), &[]).await.unwrap();
+    });
+    let bus = Bus::postgres(&db, PostgresBus::new(&ch).table(&table).window(4)).unwrap();
+    on_worker(async {
+        let bus = bus.attach();
+        let mut sub = bus.subscribe("room");
+        up(&bus).await;
+        let big = "y".repeat(10_000);
+        let id = bus.publish("room", &big).await.unwrap();
+        loop {
+            let m = next(&mut sub).await.unwrap();
+            if m.id() == id {
+                assert_eq!(m.payload(), big);
+                break;
+            }
+        }
+        let admin = db.worker();
+        let sql = format!("SELECT count(*) FROM {table} WHERE id = $1");
+        let (stored,): (i64,) = admin.query_one(&sql, &[&i64::try_from(id).unwrap()]).await.unwrap();
+        assert_eq!(stored, 1, "the payload is in the table the app named");
+        let sql = "SELECT to_regclass($1)::text IS NULL, to_regclass($2)::text IS NOT NULL";
+        let ids = format!("{table}_ids");
+        let (default_absent, sequence_present): (bool, bool) =
+            admin.query_one(sql, &[&format!("{ch}_payloads"), &ids]).await.unwrap();
+        assert!(default_absent && sequence_present);
+        admin.execute(&format!("DROP SCHEMA {schema} CASCADE"), &[]).await.unwrap();
+    });
+}
+
+#[test]
+fn bus_postgres_refuses_a_table_name_that_is_no_sql_identifier() {
+    let Some(url) = pg_url("realtime_bus_postgres") else { return };
+    let db = Database::open(&url, Options::default()).unwrap();
+    for bad in ["chat; DROP TABLE users", "Chat", "9chat", "a.b.c", "", &"t".repeat(60)] {
+        let refused = Bus::postgres(&db, PostgresBus::new("kiln_bus_refused").table(bad)).unwrap_err();
+        let text = refused.to_string();
+        assert!(matches!(refused, kiln::db::Error::Open(_)) && text.contains("bus table"), "{bad:?}: {text}");
+    }
+    let refused = Bus::postgres(&db, "Not-A-Channel").unwrap_err();
+    assert!(refused.to_string().contains("bus channel"), "{refused}");
 }

@@ -75,23 +75,44 @@ impl std::fmt::Debug for Notifier {
 }
 
 impl Notifier {
-    /// Starts the link on `channel` (a lower-case SQL identifier, also the prefix of
-    /// the `{channel}_ids` sequence and `{channel}_payloads` table it creates if
-    /// missing) and calls `deliver` with every notice, on the link's thread.
+    /// Starts the link on `channel` (a lower-case SQL identifier) with its payload
+    /// table `table` (`{channel}_payloads` when `None`) and that table's id sequence
+    /// `{table}_ids` (`{channel}_ids` when `None`), both created if missing, and calls
+    /// `deliver` with every notice, on the link's thread.
     pub(crate) fn start(
         settings: Arc<Settings>,
         channel: &str,
+        table: Option<&str>,
         deliver: impl FnMut(Notice) + Send + 'static,
     ) -> Result<Notifier, Error> {
-        let valid = !channel.is_empty()
-            && channel.len() <= 40
-            && channel.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_')
-            && !channel.as_bytes()[0].is_ascii_digit();
-        if !valid {
-            return Err(Error::Open(format!("bus channel {channel:?}: use lower-case letters, digits and `_`")));
+        if !is_identifier(channel, 40) {
+            return Err(Error::Open(format!(
+                "bus channel {channel:?}: use 1 to 40 lower-case letters, digits and `_`, not starting with a digit"
+            )));
         }
+        let (payloads, ids) = match table {
+            None => (format!("\"{channel}_payloads\""), format!("\"{channel}_ids\"")),
+            Some(table) => {
+                // The sequence takes the table's name and `_ids`: PostgreSQL keeps 63
+                // bytes of a name (NAMEDATALEN - 1), so the table gets 59.
+                let (schema, name) = table.split_once('.').map_or((None, table), |(s, n)| (Some(s), n));
+                if !is_identifier(name, 59) || schema.is_some_and(|s| !is_identifier(s, 63)) {
+                    return Err(Error::Open(format!(
+                        "bus table {table:?}: use a lower-case SQL identifier (letters, digits and `_`, not \
+                         starting with a digit, at most 59 bytes), optionally after `schema.`"
+                    )));
+                }
+                let schema = schema.map(|s| format!("\"{s}\".")).unwrap_or_default();
+                (format!("{schema}\"{name}\""), format!("{schema}\"{name}_ids\""))
+            }
+        };
         let (requests, rx) = mpsc::unbounded_channel();
-        let link = Link { settings, sql: Sql::new(channel), channel: channel.to_owned(), deliver: Box::new(deliver) };
+        let link = Link {
+            settings,
+            sql: Sql::new(channel, &payloads, &ids),
+            channel: channel.to_owned(),
+            deliver: Box::new(deliver),
+        };
         std::thread::Builder::new()
             .name("kiln-bus-pg".into())
             .spawn(move || {
@@ -130,31 +151,44 @@ struct Sql {
 }
 
 impl Sql {
-    fn new(ch: &str) -> Sql {
+    /// The statements on channel `ch`, with the payload table and id sequence
+    /// `payloads` and `ids` (quoted, and schema-qualified if the app said so).
+    fn new(ch: &str, payloads: &str, ids: &str) -> Sql {
         Sql {
             // Named, so that an operator (or a test) can find the link's connection. One
             // implicit transaction, under a lock: processes starting together would
             // otherwise race to create the same table (a unique violation in pg_type).
             setup: format!(
                 "SELECT pg_advisory_xact_lock(hashtext('kiln_bus:{ch}')); \
-                 SET application_name = 'kiln_bus:{ch}'; CREATE SEQUENCE IF NOT EXISTS {ch}_ids; \
-                 CREATE TABLE IF NOT EXISTS {ch}_payloads (id bigint PRIMARY KEY, topic text NOT NULL, \
+                 SET application_name = 'kiln_bus:{ch}'; CREATE SEQUENCE IF NOT EXISTS {ids}; \
+                 CREATE TABLE IF NOT EXISTS {payloads} (id bigint PRIMARY KEY, topic text NOT NULL, \
                  payload text NOT NULL, created timestamptz NOT NULL DEFAULT now()); \
-                 DELETE FROM {ch}_payloads WHERE created < now() - interval '{KEEP_STORED}'; LISTEN {ch}"
+                 DELETE FROM {payloads} WHERE created < now() - interval '{KEEP_STORED}'; LISTEN {ch}"
             ),
             // The notification is sent when the statement's transaction commits, so a
-            // stored payload is visible to whoever is notified of it.
+            // stored payload is visible to whoever is notified of it. `nextval` takes
+            // the sequence's name as text, quotes and all.
             inline: format!(
-                "SELECT n, pg_notify('{ch}', n || ' ' || $1 || chr(10) || $2) FROM (SELECT nextval('{ch}_ids') AS n) s"
+                "SELECT n, pg_notify('{ch}', n || ' ' || $1 || chr(10) || $2) FROM (SELECT nextval('{ids}') AS n) s"
             ),
             stored: format!(
-                "WITH s AS (SELECT nextval('{ch}_ids') AS n), \
-                 i AS (INSERT INTO {ch}_payloads (id, topic, payload) SELECT n, $1, $2 FROM s) \
+                "WITH s AS (SELECT nextval('{ids}') AS n), \
+                 i AS (INSERT INTO {payloads} (id, topic, payload) SELECT n, $1, $2 FROM s) \
                  SELECT n, pg_notify('{ch}', 's ' || n || ' ' || $1) FROM s"
             ),
-            fetch: format!("SELECT payload FROM {ch}_payloads WHERE id = $1::text::bigint"),
+            fetch: format!("SELECT payload FROM {payloads} WHERE id = $1::text::bigint"),
         }
     }
+}
+
+/// Whether `name` is a lower-case SQL identifier of at most `max` bytes: letters,
+/// digits and `_`, not starting with a digit. Quoted in the statements, so a
+/// reserved word (`order`) is a name like any other.
+fn is_identifier(name: &str, max: usize) -> bool {
+    !name.is_empty()
+        && name.len() <= max
+        && name.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_')
+        && !name.as_bytes()[0].is_ascii_digit()
 }
 
 struct Link {
@@ -200,7 +234,11 @@ impl Link {
         loop {
             match self.session(&mut requests, &mut connected_before, &mut backoff).await {
                 Ended::Closed => return,
-                Ended::Lost(e) => eprintln!("kiln bus: the link to PostgreSQL failed ({e}); reconnecting"),
+                Ended::Lost(e) => tracing::warn!(
+                    target: "kiln::db",
+                    channel = self.channel,
+                    "the bus's link to PostgreSQL failed: {e}; reconnecting in {backoff:?}"
+                ),
             }
             // While down, publishing fails at once rather than waiting.
             let wait = tokio::time::sleep(backoff);
@@ -402,5 +440,16 @@ mod tests {
         assert_eq!((stored.id, stored.topic.as_str(), stored.payload), (43, "pages/a b", None));
         assert!(parse_notification("junk").is_none());
         assert!(parse_notification("x y\nz").is_none());
+    }
+
+    #[test]
+    fn bus_names_are_lower_case_identifiers() {
+        for good in ["chat", "bus_2", "_x"] {
+            assert!(is_identifier(good, 40), "{good}");
+        }
+        for bad in ["", "2bus", "Chat", "a-b", "a b", "a\"b", "x;drop", "é"] {
+            assert!(!is_identifier(bad, 40), "{bad}");
+        }
+        assert!(!is_identifier(&"a".repeat(41), 40));
     }
 }

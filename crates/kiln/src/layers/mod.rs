@@ -1,19 +1,25 @@
 //! App layers: what wraps every response of an app (or of the paths a layer names)
-//! after its handler: compression, CORS. Each is an [`App`](crate::App) setting
-//! applied in one place, [`Layers`], with nothing on the request path when unset;
-//! and the app's own observability: `/metrics` and request spans.
+//! after its handler: compression, CORS; what refuses a request before it:
+//! rate limits. Each is an [`App`](crate::App) setting applied in one place,
+//! [`Layers`], with nothing on the request path when unset; and the app's own
+//! observability: `/metrics` and request spans.
 
 mod compression;
 mod cors;
 mod headers;
 mod metrics;
+mod rate_limit;
 
 use kiln_http::{Request, Response};
+
+use crate::rejection::TooManyRequests;
 
 pub use compression::{Compression, DEFAULT_COMPRESSION_MIN_SIZE, Encoding, Levels};
 pub use cors::Cors;
 pub use metrics::Metrics;
 pub(crate) use metrics::{Counting, WorkerCounters};
+pub(crate) use rate_limit::Keying;
+pub use rate_limit::RateLimit;
 
 /// The app's layers, in the order they apply.
 #[derive(Debug, Clone, Default)]
@@ -26,6 +32,8 @@ pub(crate) struct Layers {
     pub(crate) request_spans: bool,
     /// The `/metrics` endpoint and the counters behind it.
     pub(crate) metrics: Option<Metrics>,
+    /// Rate limits, every one that covers a request applying.
+    pub(crate) rate_limits: Vec<RateLimit>,
 }
 
 impl Layers {
@@ -42,6 +50,17 @@ impl Layers {
             Some(cors) => cors.preflight(req, path, res),
             None => false,
         }
+    }
+
+    /// After routing, before the handler: the first rate limit that covers the
+    /// request and finds its client's budget spent. `route` is the pattern matched.
+    pub(crate) fn rate_limit(
+        &self,
+        req: &Request<'_>,
+        route: Option<&str>,
+        keying: &Keying<'_>,
+    ) -> Result<(), TooManyRequests> {
+        self.rate_limits.iter().try_for_each(|limit| limit.limit(req, route, keying))
     }
 
     fn cors_for(&self, path: &str) -> Option<&Cors> {

@@ -4,6 +4,7 @@ use std::fmt;
 
 use kiln_http::{BodyError, Response, StatusCode};
 
+use crate::csrf::{token_missing_from_multipart, token_not_first};
 use crate::rejection::{InvalidBody, InvalidCsrfToken, InvalidForm, PayloadTooLarge, Rejection};
 use crate::response::IntoResponse;
 
@@ -28,8 +29,15 @@ pub enum MultipartError {
     MissingField(String),
     /// A field's text is not UTF-8 (`400`).
     NotUtf8(String),
-    /// The CSRF token, expected as the form's first field, is missing or wrong (`403`).
+    /// The CSRF token, the form's first field, is wrong (`403`).
     CsrfToken(&'static str),
+    /// The form has no CSRF token field, and the request no `X-CSRF-Token` header
+    /// (`403`).
+    CsrfTokenMissing,
+    /// The CSRF token field is not the form's first (`403`): the name of the field
+    /// that came first. Nothing of the form is handed out before the token is
+    /// checked, so it must open the form.
+    CsrfTokenNotFirst(String),
     /// The body itself could not be read; the engine answers it (timeout `408`,
     /// over the route's limit `413`).
     Body(BodyError),
@@ -52,7 +60,9 @@ impl MultipartError {
                 PayloadTooLarge::new(message).into()
             }
             MultipartError::MissingField(_) => InvalidForm::new(message).into(),
-            MultipartError::CsrfToken(_) => InvalidCsrfToken::new(message).into(),
+            MultipartError::CsrfToken(_) | MultipartError::CsrfTokenMissing | MultipartError::CsrfTokenNotFirst(_) => {
+                InvalidCsrfToken::new(message).into()
+            }
             MultipartError::Body(e) => Rejection::custom(e.status(), message),
             MultipartError::Io(_) => {
                 Rejection::custom(StatusCode::INTERNAL_SERVER_ERROR, "the upload could not be saved")
@@ -72,6 +82,8 @@ impl fmt::Display for MultipartError {
             MultipartError::MissingField(name) => write!(f, "the form field {name:?} is missing"),
             MultipartError::NotUtf8(name) => write!(f, "the form field {name:?} is not UTF-8 text"),
             MultipartError::CsrfToken(why) => f.write_str(why),
+            MultipartError::CsrfTokenMissing => f.write_str(&token_missing_from_multipart()),
+            MultipartError::CsrfTokenNotFirst(first) => f.write_str(&token_not_first(first)),
             MultipartError::Body(e) => write!(f, "{e}"),
             MultipartError::Io(e) => write!(f, "the upload could not be saved: {e}"),
         }

@@ -74,6 +74,21 @@ impl Upload {
 }
 
 /// Every field of a form, in the order sent.
+///
+/// Text fields are read as owned `String`s and files taken out by value, so a
+/// handler reads the form in the order it has its fields, holding no borrow of the
+/// form between them:
+///
+/// ```
+/// use kiln::multipart::{Multipart, Upload};
+///
+/// async fn read(form: Multipart) -> Result<(String, Upload), kiln::rejection::Rejection> {
+///     let mut form = form.collect().await?;
+///     let title = form.text("title")?;
+///     let image = form.take_file("image")?;
+///     Ok((title, image))
+/// }
+/// ```
 #[derive(Debug, Default)]
 pub struct MultipartForm {
     pub(super) texts: Vec<(String, String)>,
@@ -81,13 +96,14 @@ pub struct MultipartForm {
 }
 
 impl MultipartForm {
-    /// The first text field named `name`; absent, [`MultipartError::MissingField`]
-    /// (`422`).
-    pub fn text(&self, name: &str) -> Result<&str, MultipartError> {
+    /// The first text field named `name`, as an owned copy (a text field is small:
+    /// [`max_field_bytes`](super::MultipartLimits::max_field_bytes)); absent,
+    /// [`MultipartError::MissingField`] (`422`).
+    pub fn text(&self, name: &str) -> Result<String, MultipartError> {
         self.texts
             .iter()
             .find(|(n, _)| n == name)
-            .map(|(_, v)| v.as_str())
+            .map(|(_, v)| v.clone())
             .ok_or_else(|| MultipartError::MissingField(name.to_owned()))
     }
 

@@ -33,11 +33,14 @@
 //! ```
 //!
 //! **CSRF.** [`CsrfGuard`](crate::CsrfGuard) accepts a multipart form: the token in
-//! the `X-CSRF-Token` header, or in the form field `csrf_token`. On a route whose body
-//! is read whole the field may be anywhere; on a streamed route the guard checks the
-//! cookie and `Multipart` checks the token, which must then be the form's **first**
-//! field (render [`Csrf::field`](crate::Csrf::field) first in the form, as one does),
-//! so that nothing of the upload is read before the token is checked.
+//! the `X-CSRF-Token` header, or in the form field `csrf_token`, which must be the
+//! form's **first** field on every route (render [`Csrf::field`](crate::Csrf::field)
+//! first in the form; browsers send fields in the form's order). On a route whose
+//! body is read whole the guard checks it; on a streamed route the guard checks the
+//! cookie and `Multipart` the field, before it hands out any other, so that nothing
+//! of the upload reaches the handler unchecked. Either way a form without the field
+//! is refused with [`MultipartError::CsrfTokenMissing`]'s message, and one with it
+//! after another field with [`MultipartError::CsrfTokenNotFirst`]'s (both `403`).
 
 mod error;
 mod field;
@@ -102,7 +105,8 @@ pub struct Multipart {
     fields: usize,
     /// A part's data not yet read to its end.
     in_part: bool,
-    /// The CSRF token the first field must carry (a streamed form behind `CsrfGuard`).
+    /// The CSRF token the first field must carry (a streamed form behind `CsrfGuard`),
+    /// until it is checked.
     csrf: Option<String>,
 }
 
@@ -135,40 +139,81 @@ impl Multipart {
     /// The next field, or `None` after the last. What the handler left unread of the
     /// previous field is skipped.
     pub async fn next_field(&mut self) -> Result<Option<Field<'_>>, MultipartError> {
+        if let Some(expected) = self.csrf.take() {
+            self.check_csrf(&expected).await?;
+        }
+        self.skip_part().await?;
+        match self.event().await? {
+            Event::Part(head) => {
+                self.begin_part()?;
+                Ok(Some(Field::new(self, head)))
+            }
+            Event::End => Ok(None),
+            _ => Err(MultipartError::Malformed("a part did not begin")),
+        }
+    }
+
+    /// Reads the form's first field, which must be the CSRF token, and checks it
+    /// against `expected` (a streamed form behind `CsrfGuard`).
+    async fn check_csrf(&mut self, expected: &str) -> Result<(), MultipartError> {
+        let head = match self.event().await? {
+            Event::Part(head) => head,
+            Event::End => return Err(MultipartError::CsrfTokenMissing),
+            _ => return Err(MultipartError::Malformed("a part did not begin")),
+        };
+        self.begin_part()?;
+        if head.name != CSRF_FIELD {
+            return Err(self.token_after(head.name).await);
+        }
+        let sent = Field::new(self, head).text().await?;
+        if !crate::csrf::same(sent.as_bytes(), expected.as_bytes()) {
+            return Err(MultipartError::CsrfToken("the CSRF token is wrong; reload the form"));
+        }
+        Ok(())
+    }
+
+    /// Why the form's first field, `first`, was not the token: the token comes later,
+    /// or not at all. The rest of the form is read to tell which, its data skipped as
+    /// it arrives (one read buffer, and no more fields than the limit).
+    async fn token_after(&mut self, first: String) -> MultipartError {
         loop {
-            while self.in_part {
-                match self.event().await? {
-                    Event::Data(_) => {}
-                    Event::PartEnd => self.in_part = false,
-                    _ => return Err(MultipartError::Malformed("a part did not end")),
+            if let Err(e) = self.skip_part().await {
+                return e;
+            }
+            match self.event().await {
+                Ok(Event::Part(head)) if head.name == CSRF_FIELD => return MultipartError::CsrfTokenNotFirst(first),
+                Ok(Event::Part(_)) => {
+                    if let Err(e) = self.begin_part() {
+                        return e;
+                    }
                 }
-            }
-            let head = match self.event().await? {
-                Event::Part(head) => head,
-                Event::End if self.csrf.is_some() => {
-                    return Err(MultipartError::CsrfToken("the CSRF token is missing"));
-                }
-                Event::End => return Ok(None),
-                _ => return Err(MultipartError::Malformed("a part did not begin")),
-            };
-            self.fields += 1;
-            if self.fields > self.limits.max_fields {
-                return Err(MultipartError::TooManyFields(self.limits.max_fields));
-            }
-            self.in_part = true;
-            let Some(expected) = self.csrf.take() else {
-                return Ok(Some(Field::new(self, head)));
-            };
-            if head.name != CSRF_FIELD {
-                return Err(MultipartError::CsrfToken(
-                    "the CSRF token must be the form's first field (or the X-CSRF-Token header)",
-                ));
-            }
-            let sent = Field::new(self, head).text().await?;
-            if !crate::csrf::same(sent.as_bytes(), expected.as_bytes()) {
-                return Err(MultipartError::CsrfToken("the CSRF token is wrong; reload the form"));
+                Ok(Event::End) => return MultipartError::CsrfTokenMissing,
+                Ok(_) => return MultipartError::Malformed("a part did not begin"),
+                Err(e) => return e,
             }
         }
+    }
+
+    /// Counts a part that has begun, against [`MultipartLimits::max_fields`].
+    fn begin_part(&mut self) -> Result<(), MultipartError> {
+        self.fields += 1;
+        if self.fields > self.limits.max_fields {
+            return Err(MultipartError::TooManyFields(self.limits.max_fields));
+        }
+        self.in_part = true;
+        Ok(())
+    }
+
+    /// Skips what is left unread of the current part.
+    async fn skip_part(&mut self) -> Result<(), MultipartError> {
+        while self.in_part {
+            match self.event().await? {
+                Event::Data(_) => {}
+                Event::PartEnd => self.in_part = false,
+                _ => return Err(MultipartError::Malformed("a part did not end")),
+            }
+        }
+        Ok(())
     }
 
     /// Reads every field: text fields into memory, files saved (to memory under the

@@ -16,6 +16,8 @@ mod bus;
 mod sse;
 
 pub(crate) use bus::LAGGED_MESSAGES;
+#[cfg(feature = "postgres")]
+pub use bus::PostgresBus;
 pub use bus::{BUS_WINDOW, Bus, BusEvents, Lagged, LocalBus, MAX_TOPIC_BYTES, Message, PublishError, Subscription};
 pub use futures_core::Stream;
 pub use kiln_http::{Drain, draining};

@@ -4,6 +4,8 @@
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use kiln_http::Request;
+
 use crate::extract::{FromRequest, RequestContext};
 use crate::key::{HEX, Key};
 use crate::rejection::{Rejection, Unauthorized};
@@ -103,16 +105,22 @@ impl<S> FromRequest<S> for BearerToken {
 
     fn from_request(cx: &RequestContext<'_, S>) -> Result<Self, Rejection> {
         let key = app_key(cx.config(), "BearerToken")?;
-        let header =
-            cx.request().header("authorization").ok_or_else(|| Unauthorized::missing("a bearer token is required"))?;
+        Ok(BearerToken::from_header(key, &cx.request())?)
+    }
+}
+
+impl BearerToken {
+    /// The request's `Authorization: Bearer` token, checked with `key`.
+    pub(crate) fn from_header(key: &Key, req: &Request<'_>) -> Result<BearerToken, Unauthorized> {
+        let header = req.header("authorization").ok_or_else(|| Unauthorized::missing("a bearer token is required"))?;
         let header =
             std::str::from_utf8(header).map_err(|_| Unauthorized::invalid_token("the bearer token is not valid"))?;
         // RFC 9110 §11.1: the scheme is case-insensitive.
         let token = match header.split_once(' ') {
             Some((scheme, token)) if scheme.eq_ignore_ascii_case("bearer") => token.trim(),
-            _ => return Err(Unauthorized::missing("the Authorization header is not a bearer token").into()),
+            _ => return Err(Unauthorized::missing("the Authorization header is not a bearer token")),
         };
-        Ok(BearerToken::verify(key, token, unix_now())?)
+        BearerToken::verify(key, token, unix_now())
     }
 }
 

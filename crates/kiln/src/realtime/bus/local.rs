@@ -4,7 +4,7 @@
 use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
 use std::fmt;
-use std::future::poll_fn;
+use std::future::{Future, poll_fn};
 use std::pin::Pin;
 use std::rc::Rc;
 use std::sync::Arc;
@@ -12,6 +12,7 @@ use std::sync::atomic::Ordering;
 use std::task::{Context, Poll};
 
 use futures_core::Stream;
+use kiln_http::{Drain, draining};
 use tokio::sync::mpsc;
 
 use super::topic::{Entry, Topic, lagged_event};
@@ -80,7 +81,7 @@ impl LocalBus {
         self.start();
         let (name, topic) = self.0.topic(topic);
         let cursor = topic.borrow().next_seq();
-        Subscription { topic, name, cursor, slot: None, lag_first: false }
+        Subscription { topic, name, cursor, slot: None, lag_first: false, drain: None }
     }
 
     /// The messages of `topic` after the one with id `after` (a `Last-Event-ID`)
@@ -92,13 +93,14 @@ impl LocalBus {
         self.start();
         let (name, topic) = self.0.topic(topic);
         let (cursor, lag_first) = topic.borrow().resume_at(after);
-        Subscription { topic, name, cursor, slot: None, lag_first }
+        Subscription { topic, name, cursor, slot: None, lag_first, drain: None }
     }
 
     /// Joins the fan-out and starts the task that empties the inbox, if not yet.
     /// Joining waits for first use so that a worker that never uses the bus is sent
     /// nothing; the task starts here, inside a request, because that is where a
-    /// worker's task set is sure to run (a test client has none outside requests).
+    /// worker's task set is sure to run (a bare `LocalSet` in a test may end and
+    /// take the task with it).
     fn start(&self) {
         if !self.0.joined.replace(true) {
             self.0.shared.join(self.0.sender.clone());
@@ -111,8 +113,8 @@ impl LocalBus {
 
 /// Takes in what the other workers deliver, for as long as the worker runs.
 async fn pump(local: Rc<Local>) {
-    /// Marks the pump stopped however it ends (a test client's task set ends with
-    /// each request), so that the next use starts it again.
+    /// Marks the pump stopped however it ends (a test's task set may end before the
+    /// worker's bus does), so that the next use starts it again.
     struct Stopped(Rc<Local>);
     impl Drop for Stopped {
         fn drop(&mut self) {
@@ -168,15 +170,19 @@ impl Local {
     }
 }
 
-/// The messages of one topic, as a [`Stream`]: `Err(Lagged(n))` when the subscriber
-/// fell behind the window and `n` messages were skipped. It never ends; forward it
-/// with [`events`](Self::events) as Server-Sent Events.
+/// The messages of one topic, read with [`recv`](Self::recv) (or as a [`Stream`]):
+/// `Err(Lagged(n))` when the subscriber fell behind the window and `n` messages were
+/// skipped. It ends when the worker begins to shut down; forward it with
+/// [`events`](Self::events) as Server-Sent Events.
 pub struct Subscription {
     topic: Rc<RefCell<Topic>>,
     name: Arc<str>,
     cursor: u64,
     slot: Option<usize>,
     lag_first: bool,
+    /// The worker's drain signal, taken on the first read: a subscription only
+    /// forwarded as [`BusEvents`] (whose `Sse` ends on drain itself) never needs it.
+    drain: Option<Drain>,
 }
 
 impl fmt::Debug for Subscription {
@@ -186,6 +192,32 @@ impl fmt::Debug for Subscription {
 }
 
 impl Subscription {
+    /// The next message, waiting for one; `Err(Lagged(n))` if the subscriber fell
+    /// behind; `None` once the worker begins to shut down (as
+    /// [`draining`](crate::realtime::draining) resolves), so that a loop over it ends
+    /// with the server. Cancel-safe: a message is taken only when `recv` returns it,
+    /// so it can wait in `tokio::select!` beside a socket.
+    ///
+    /// ```
+    /// use kiln::realtime::{Bus, Lagged};
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(
+    /// # tokio::task::LocalSet::new().run_until(async {
+    /// let bus = Bus::new().attach();
+    /// let mut news = bus.subscribe("news");
+    /// bus.publish("news", "kiln 1.0 is out").await?;
+    /// match news.recv().await {
+    ///     Some(Ok(message)) => assert_eq!(message.payload(), "kiln 1.0 is out"),
+    ///     Some(Err(Lagged(missed))) => println!("{missed} messages missed"),
+    ///     None => println!("the server is shutting down"),
+    /// }
+    /// # Ok::<(), kiln::realtime::PublishError>(())
+    /// # })).unwrap();
+    /// ```
+    pub async fn recv(&mut self) -> Option<Result<Message, Lagged>> {
+        poll_fn(|cx| Pin::new(&mut *self).poll_next(cx)).await
+    }
+
     /// The messages as Server-Sent Events: each with its id (so that a reconnecting
     /// browser sends it back as `Last-Event-ID`) and its payload as data; a lag as an
     /// event of type `lagged` whose data is the number missed (0: unknown).
@@ -221,7 +253,18 @@ impl Stream for Subscription {
     type Item = Result<Message, Lagged>;
 
     fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
-        self.poll_read(cx, Topic::read, Err).map(Some)
+        if self.drain.get_or_insert_with(draining).is_draining() {
+            return Poll::Ready(None);
+        }
+        if let Poll::Ready(item) = self.poll_read(cx, Topic::read, Err) {
+            return Poll::Ready(Some(item));
+        }
+        // The task waits for the drain only when it is about to wait at all: a
+        // subscription with a message ready pays no waker registration for it.
+        match self.drain.as_mut().map(|drain| Pin::new(drain).poll(cx)) {
+            Some(Poll::Ready(())) => Poll::Ready(None),
+            _ => Poll::Pending,
+        }
     }
 }
 

@@ -18,6 +18,8 @@
 //!   exist (a page, a room), and check them before subscribing, not one per visitor.
 
 mod local;
+#[cfg(feature = "postgres")]
+mod postgres;
 mod topic;
 
 use std::fmt;
@@ -29,6 +31,8 @@ use tokio::sync::mpsc;
 use crate::realtime::Event;
 
 pub use local::{BusEvents, LocalBus, Subscription};
+#[cfg(feature = "postgres")]
+pub use postgres::PostgresBus;
 
 /// Messages subscribers missed because they fell behind the window (the sum of every
 /// [`Lagged`] they read), in this process; `/metrics` reports it. Touched only when a
@@ -194,41 +198,13 @@ impl Bus {
     }
 
     /// Keeps `messages` per topic on each worker instead of [`BUS_WINDOW`] (at least 1).
-    /// Call it before [`attach`](Self::attach)ing, on a bus not yet cloned.
+    /// Call it before [`attach`](Self::attach)ing, on a bus not yet cloned; a
+    /// PostgreSQL bus takes its window from `PostgresBus::window`.
     pub fn window(mut self, messages: usize) -> Bus {
         if let Some(shared) = Arc::get_mut(&mut self.shared) {
             shared.window = messages.max(1);
         }
         self
-    }
-
-    /// A bus across every process that runs it on this PostgreSQL database, through
-    /// `LISTEN`/`NOTIFY` on `channel` (one dedicated connection per process, which
-    /// reconnects with backoff; see [`kiln_db::Notifier`]). Ids come from a sequence
-    /// in the database, so they grow across processes. On SQLite, use [`Bus::new`].
-    #[cfg(feature = "postgres")]
-    pub fn postgres(db: &kiln_db::Database, channel: &str) -> Result<Bus, kiln_db::Error> {
-        Self::postgres_with_window(db, channel, BUS_WINDOW)
-    }
-
-    /// [`postgres`](Self::postgres) keeping `messages` per topic on each worker.
-    #[cfg(feature = "postgres")]
-    pub fn postgres_with_window(db: &kiln_db::Database, channel: &str, messages: usize) -> Result<Bus, kiln_db::Error> {
-        let shared = Arc::new(Shared::new(messages.max(1)));
-        // The link holds the bus weakly: dropping the last `Bus` stops the link.
-        let weak = Arc::downgrade(&shared);
-        let link = db.notifier(channel, move |notice| {
-            let Some(shared) = weak.upgrade() else { return };
-            let delivery = match notice {
-                kiln_db::Notice::Message { id, topic, payload } => {
-                    Delivery::Message(Message { id, topic: topic.into(), payload: payload.into() })
-                }
-                kiln_db::Notice::Gap => Delivery::Gap,
-            };
-            shared.deliver_all(&delivery);
-        })?;
-        let _ = shared.link.set(link);
-        Ok(Bus { shared })
     }
 
     /// This worker's handle on the bus; call it on the worker (in the app's state
