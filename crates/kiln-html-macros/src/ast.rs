@@ -13,6 +13,9 @@ pub(crate) enum Node {
     For {
         pat: Box<Pat>,
         expr: Box<Expr>,
+        /// `@for row in rows; key = row.id { .. }`: what identifies an item of a live
+        /// list across renderings (`html!` has no use for it and ignores it).
+        key: Option<Box<Expr>>,
         body: Vec<Node>,
         span: Span,
     },

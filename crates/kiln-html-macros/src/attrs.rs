@@ -28,6 +28,10 @@ impl Expander {
                 continue;
             }
             seen.push(&attr.name);
+            if let Some(event) = attr.name.strip_prefix("on:") {
+                self.event(event, attr, out);
+                continue;
+            }
             let value = if attr.name.starts_with("data-") || attr.name.starts_with("aria-") {
                 Value::Text
             } else if let Some(spec) = info.attrs.iter().chain(GLOBAL).find(|a| a.name == attr.name) {

@@ -30,6 +30,8 @@ pub(crate) struct Expander {
     pub(crate) rt: TokenStream,
     pub(crate) buf: Ident,
     pub(crate) errors: Vec<syn::Error>,
+    /// `live_html!`: conditionals and loops become nested slots (`live.rs`).
+    pub(crate) live: Option<crate::live::Mode>,
 }
 
 impl Expander {
@@ -43,7 +45,7 @@ impl Expander {
         }
     }
 
-    fn block(&mut self, nodes: &[Node], ctx: &Ctx) -> TokenStream {
+    pub(crate) fn block(&mut self, nodes: &[Node], ctx: &Ctx) -> TokenStream {
         let mut out = Out::default();
         self.nodes(nodes, ctx, &mut out);
         out.finish(&self.buf)
@@ -66,6 +68,18 @@ impl Expander {
                 }
             },
             Node::Element(e) => self.element(e, ctx, out),
+            Node::If(i) if self.live.is_some() => {
+                let slot = self.live_if(i, ctx);
+                out.push_slot(slot);
+            }
+            Node::For { pat, expr, key, body, .. } if self.live.is_some() => {
+                let slot = self.live_for(pat, expr, key.as_deref(), body, ctx);
+                out.push_slot(slot);
+            }
+            Node::Match { expr, arms, .. } if self.live.is_some() => {
+                let slot = self.live_match(expr, arms, ctx);
+                out.push_slot(slot);
+            }
             Node::If(i) => {
                 let code = self.if_chain(i, ctx);
                 out.push_code(code);
@@ -86,7 +100,8 @@ impl Expander {
                     .collect();
                 out.push_code(quote!(match #expr { #(#arms)* }));
             }
-            Node::Let(tokens) => out.push_code(quote!(let #tokens;)),
+            // The tokens hold the `let` itself.
+            Node::Let(tokens) => out.push_let(quote!(#tokens;)),
         }
     }
 

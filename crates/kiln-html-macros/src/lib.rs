@@ -8,6 +8,7 @@ mod ast;
 mod attrs;
 mod category;
 mod expand;
+mod live;
 mod model;
 mod out;
 mod parse;
@@ -27,11 +28,20 @@ pub fn html_in(input: TokenStream) -> TokenStream {
     expand(input.into()).unwrap_or_else(syn::Error::into_compile_error).into()
 }
 
+/// `live_html_in! { [runtime path] [events] markup… }`: the markup as a live view's
+/// `Live`: its static parts, fingerprinted at compile time, and the slots that change,
+/// nested where `@if`, `@match` and `@for` hold markup. `[events]` lets `on:event`
+/// attributes name the view's events (kiln's runtime has them); `[]` refuses them.
+#[proc_macro]
+pub fn live_html_in(input: TokenStream) -> TokenStream {
+    live::expand(input.into()).unwrap_or_else(syn::Error::into_compile_error).into()
+}
+
 fn expand(input: proc_macro2::TokenStream) -> syn::Result<proc_macro2::TokenStream> {
     let (rt, nodes) = parse::input(input)?;
     let category = category::of(&nodes)?;
     let buf = format_ident!("__kiln_html", span = Span::mixed_site());
-    let mut expander = Expander { rt: rt.clone(), buf: buf.clone(), errors: Vec::new() };
+    let mut expander = Expander { rt: rt.clone(), buf: buf.clone(), errors: Vec::new(), live: None };
     let top = expand::top_level(category);
     if category == category::Category::Document && nodes.len() != 1 {
         expander.error(nodes[1].span(), "a document fragment holds its `<html>` element alone");

@@ -1,12 +1,19 @@
 //! The generated code of one block: static markup merged into string literals, and
-//! the code between them.
+//! the code between them. `live_html!` reads the same pieces as statics and slots
+//! (`live.rs`).
 
 use proc_macro2::{Ident, TokenStream};
 use quote::quote;
 
-enum Piece {
+pub(crate) enum Piece {
     Static(String),
+    /// Statements writing markup into the buffer.
     Code(TokenStream),
+    /// A statement that writes nothing but must stay in scope for what follows
+    /// (`@let`, a type check): never a slot of its own in `live_html!`.
+    Let(TokenStream),
+    /// `live_html!` only: an expression giving a nested slot (a part or a list).
+    Slot(TokenStream),
 }
 
 #[derive(Default)]
@@ -27,6 +34,18 @@ impl Out {
         self.pieces.push(Piece::Code(code));
     }
 
+    pub(crate) fn push_let(&mut self, code: TokenStream) {
+        self.pieces.push(Piece::Let(code));
+    }
+
+    pub(crate) fn push_slot(&mut self, slot: TokenStream) {
+        self.pieces.push(Piece::Slot(slot));
+    }
+
+    pub(crate) fn into_pieces(self) -> Vec<Piece> {
+        self.pieces
+    }
+
     /// Bytes of static markup in this block (loops counted once), for the first
     /// allocation's size.
     pub(crate) fn static_len(&self) -> usize {
@@ -40,7 +59,8 @@ impl Out {
                 quote!(#buf.push(#c);)
             }
             Piece::Static(text) => quote!(#buf.push_str(#text);),
-            Piece::Code(code) => code,
+            Piece::Code(code) | Piece::Let(code) => code,
+            Piece::Slot(_) => unreachable!("only `live_html!` pushes slots, and it reads the pieces itself"),
         });
         quote!(#(#statements)*)
     }

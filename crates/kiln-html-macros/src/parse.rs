@@ -64,9 +64,9 @@ fn control(input: ParseStream<'_>) -> syn::Result<Node> {
             input.parse::<Token![for]>()?;
             let pat = Box::new(Pat::parse_multi_with_leading_vert(input)?);
             input.parse::<Token![in]>()?;
-            let expr = Box::new(syn::parse2(until_brace(input)?)?);
+            let (expr, key) = for_source(until_brace(input)?)?;
             let body = block(input)?;
-            Ok(Node::For { pat, expr, body, span: keyword.span() })
+            Ok(Node::For { pat, expr, key, body, span: keyword.span() })
         }
         "match" => {
             input.parse::<Token![match]>()?;
@@ -108,6 +108,28 @@ fn control(input: ParseStream<'_>) -> syn::Result<Node> {
         }
         _ => Err(syn::Error::new(keyword.span(), "expected `@if`, `@for`, `@match` or `@let`")),
     }
+}
+
+/// `rows` or `rows; key = row.id`: what a `@for` iterates over, and its items' key.
+fn for_source(tokens: TokenStream) -> syn::Result<(Box<Expr>, Option<Box<Expr>>)> {
+    let parser = |input: ParseStream<'_>| {
+        let mut source = TokenStream::new();
+        while !input.is_empty() && !input.peek(Token![;]) {
+            source.extend([input.parse::<TokenTree>()?]);
+        }
+        let expr = Box::new(syn::parse2(source)?);
+        if input.is_empty() {
+            return Ok((expr, None));
+        }
+        input.parse::<Token![;]>()?;
+        let word = input.call(Ident::parse_any)?;
+        if word != "key" {
+            return Err(syn::Error::new(word.span(), "expected `key = expr` after `;` in `@for`"));
+        }
+        input.parse::<Token![=]>()?;
+        Ok((expr, Some(Box::new(input.parse()?))))
+    };
+    parser.parse2(tokens)
 }
 
 fn if_chain(input: ParseStream<'_>) -> syn::Result<If> {
@@ -172,7 +194,14 @@ fn element(input: ParseStream<'_>) -> syn::Result<Element> {
                 value: AttrValue::Literal(LitStr::new(&id, hash.span)),
             });
         } else if input.peek(Ident::peek_any) {
-            let (attr, span) = name(input)?;
+            let (mut attr, mut span) = name(input)?;
+            if attr == "on" && input.peek(Token![:]) {
+                // `on:click=(Event::Increment)`: an event of a live view.
+                input.parse::<Token![:]>()?;
+                let (event, event_span) = name(input)?;
+                attr = format!("on:{event}");
+                span = span.join(event_span).unwrap_or(span);
+            }
             let value = if input.peek(Token![=]) {
                 input.parse::<Token![=]>()?;
                 if input.peek(LitStr) {

@@ -46,6 +46,7 @@
 mod attr;
 pub mod el;
 mod fragment;
+mod live;
 mod raw;
 mod render;
 mod slot;
@@ -62,6 +63,7 @@ pub use attr::{
 pub use fragment::{
     Category, Document, Flow, Fragment, Interactive, ListItem, Metadata, Phrasing, SelectOption, TableCell, TableRow,
 };
+pub use live::{Item, List, Live, Part, Slot, Statics};
 pub use raw::{PreEscaped, Reserve};
 pub use render::{Render, escape};
 pub use slot::{InFlow, InHead, InInert, InList, InPhrasing, InRawText, InSelect, InTableRow, InTableRows, InText};
@@ -93,6 +95,8 @@ pub use url::{Asset, ExternalUrl, Href, write_display_href};
 /// `.class`, `.class[cond]`, `#id`, `attr="text"`, `attr=(expr)`, `attr=[option]`, a
 /// boolean `attr` or `attr[cond]`; `"text"`; `(expr)` splices a value; `@if`,
 /// `@if let`, `@else`, `@for pat in expr`, `@match expr { pat => { .. } }`, `@let pat = expr;`.
+/// `@for pat in expr; key = expr` keys the items of a [`live_html!`] list; `html!`
+/// ignores the key, so that one template serves both.
 ///
 /// The fragment's category comes from the elements written at its top level (through
 /// `@if`, `@for` and `@match`): [`Phrasing`] when all are phrasing content with no
@@ -108,5 +112,29 @@ pub use url::{Asset, ExternalUrl, Href, write_display_href};
 macro_rules! html {
     ($($markup:tt)*) => {
         $crate::__rt::html_in! { [$crate::__rt] $($markup)* }
+    };
+}
+
+/// The markup of a live view: the same syntax and checks as [`html!`], rendered into a
+/// [`Live`] that keeps its static parts (fixed at compile time, with a fingerprint)
+/// apart from its slots, so that a change can be sent as the slots that changed.
+///
+/// ```
+/// use kiln_html::{html, live_html, Live, Slot};
+///
+/// let count = 3;
+/// let live: Live<()> = live_html! { p.count { "Count: " (count) } };
+/// assert_eq!(live.to_html(), html! { p.count { "Count: " (count) } }.as_str());
+/// assert_eq!(live.part().statics().parts(), ["<p class=\"count\">Count: ", "</p>"]);
+/// assert_eq!(live.part().slots(), [Slot::Text("3".into())]);
+/// ```
+///
+/// `@if`, `@match` and `@for` become nested slots ([`Slot::Part`], [`Slot::List`]);
+/// `@for row in rows; key = row.id { .. }` gives each item a key, so that a reordered
+/// list is sent as moves. Events (`on:click=(..)`) are kiln's: use `kiln::live_html!`.
+#[macro_export]
+macro_rules! live_html {
+    ($($markup:tt)*) => {
+        $crate::__rt::live_html_in! { [$crate::__rt] [] $($markup)* }
     };
 }

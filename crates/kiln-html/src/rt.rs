@@ -8,9 +8,10 @@ pub use crate::el;
 pub use crate::fragment::{
     Document, Flow, Fragment, Interactive, ListItem, Metadata, Phrasing, SelectOption, TableCell, TableRow,
 };
+pub use crate::live::{Events, Item, List, Live, Part, Slot, Statics, key};
 pub use crate::slot::*;
 pub use crate::url::Href;
-pub use kiln_html_macros::html_in;
+pub use kiln_html_macros::{html_in, live_html_in};
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 

@@ -84,6 +84,59 @@ impl fmt::Display for BodyError {
     }
 }
 
+/// The limit a request body went over, named in the `413` that refuses it: a user who
+/// meets it learns which limit applied and how a route raises it, not only that the
+/// body was too large.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum BodyLimit {
+    /// A body read whole ([`BodyMode::Buffer`]): `Limits::max_body_bytes`.
+    Whole(u64),
+    /// A streamed body ([`BodyMode::Stream`]): the route's own `max_bytes`.
+    Streamed(u64),
+}
+
+impl BodyLimit {
+    /// Fills `res` with the `413` that says so.
+    pub(crate) fn render(self, res: &mut crate::Response) {
+        crate::rejection::error_response(res, StatusCode::PAYLOAD_TOO_LARGE, &self.to_string());
+    }
+}
+
+impl fmt::Display for BodyLimit {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match *self {
+            BodyLimit::Whole(max) => write!(
+                f,
+                "request body too large: over the {} limit on a body read whole (Limits::max_body_bytes); \
+                 a route takes larger bodies by streaming them, up to a limit of its own: \
+                 App::stream_body::<Route>(limit) in kiln, BodyMode::Stream in kiln-http",
+                Size(max)
+            ),
+            BodyLimit::Streamed(max) => write!(
+                f,
+                "request body too large: over this route's {} limit on its streamed body, \
+                 set by App::stream_body::<Route>(limit) in kiln (BodyMode::Stream's max_bytes in kiln-http)",
+                Size(max)
+            ),
+        }
+    }
+}
+
+/// A size in bytes, with its KiB or MiB when it is a whole number of them.
+struct Size(u64);
+
+impl fmt::Display for Size {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        const KIB: u64 = 1024;
+        const MIB: u64 = 1024 * KIB;
+        match self.0 {
+            n if n >= MIB && n % MIB == 0 => write!(f, "{} MiB ({n} bytes)", n / MIB),
+            n if n >= KIB && n % KIB == 0 => write!(f, "{} KiB ({n} bytes)", n / KIB),
+            n => write!(f, "{n}-byte"),
+        }
+    }
+}
+
 impl std::error::Error for BodyError {}
 
 /// Where a streamed body stands.

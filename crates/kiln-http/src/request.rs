@@ -3,7 +3,7 @@
 use std::net::SocketAddr;
 use std::ops::Range;
 
-use crate::body::IncomingBody;
+use crate::body::{BodyLimit, IncomingBody};
 use crate::head::{Head, Version};
 
 /// One request: method, target, version, headers and the whole body.
@@ -154,24 +154,30 @@ impl RequestBytes {
         limits: &crate::Limits,
         mode: impl FnOnce(&Request<'_>) -> crate::BodyMode,
     ) -> Result<Self, Refusal> {
-        let refusal = |r: crate::rejection::Rejection| Refusal { status: r.status, reason: r.reason };
+        let refusal = |r: crate::rejection::Rejection| Refusal { status: r.status, reason: r.reason, limit: None };
         let mut head = Head::default();
-        let parsed = crate::h1::parse::parse_head(&bytes, limits, &mut head)
-            .map_err(refusal)?
-            .ok_or(Refusal { status: http::StatusCode::BAD_REQUEST, reason: "incomplete request head" })?;
+        let parsed = crate::h1::parse::parse_head(&bytes, limits, &mut head).map_err(refusal)?.ok_or(Refusal {
+            status: http::StatusCode::BAD_REQUEST,
+            reason: "incomplete request head",
+            limit: None,
+        })?;
         let head_only = Request { buf: &bytes[..parsed.len], head: &head, body: b"", stream: None, peer };
         let mode = match parsed.framing {
             crate::h1::parse::Framing::Empty => crate::BodyMode::Buffer,
             _ => mode(&head_only),
         };
-        let (max, stream) = match mode {
-            crate::BodyMode::Buffer => (limits.max_body_bytes as u64, None),
+        let (limit, stream) = match mode {
+            crate::BodyMode::Buffer => (BodyLimit::Whole(limits.max_body_bytes as u64), None),
             crate::BodyMode::Stream { max_bytes } => {
                 let body = bytes::Bytes::copy_from_slice(&bytes[parsed.len..]);
-                (max_bytes, Some(IncomingBody::from_bytes(body)))
+                (BodyLimit::Streamed(max_bytes), Some(IncomingBody::from_bytes(body)))
             }
         };
-        crate::h1::parse::check_body_len(&parsed, max).map_err(refusal)?;
+        let max = match limit {
+            BodyLimit::Whole(max) | BodyLimit::Streamed(max) => max,
+        };
+        // A body over its limit is answered as the engine answers it: naming the limit.
+        crate::h1::parse::check_body_len(&parsed, max).map_err(|r| Refusal { limit: Some(limit), ..refusal(r) })?;
         Ok(RequestBytes { head_len: parsed.len, bytes, head, peer, stream })
     }
 
@@ -216,6 +222,8 @@ impl RequestBytes {
 pub struct Refusal {
     status: http::StatusCode,
     reason: &'static str,
+    /// For a body over its limit: the limit, which the answer names.
+    limit: Option<BodyLimit>,
 }
 
 impl Refusal {
@@ -224,7 +232,8 @@ impl Refusal {
         self.status
     }
 
-    /// The reason, sent as the body.
+    /// The reason in short; the body sent ([`render`](Self::render)) may say more: for
+    /// a body over its limit, which limit applied and how a route raises it.
     pub fn reason(&self) -> &'static str {
         self.reason
     }
@@ -232,14 +241,20 @@ impl Refusal {
     /// Fills `res` as the server answers the refusal; the server then closes the
     /// connection.
     pub fn render(&self, res: &mut crate::Response) {
-        crate::rejection::error_response(res, self.status, self.reason);
+        match self.limit {
+            Some(limit) if self.status == http::StatusCode::PAYLOAD_TOO_LARGE => limit.render(res),
+            _ => crate::rejection::error_response(res, self.status, self.reason),
+        }
         res.set_close();
     }
 }
 
 impl std::fmt::Display for Refusal {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{} {}", self.status, self.reason)
+        match self.limit {
+            Some(limit) if self.status == http::StatusCode::PAYLOAD_TOO_LARGE => write!(f, "{} {limit}", self.status),
+            _ => write!(f, "{} {}", self.status, self.reason),
+        }
     }
 }
 

@@ -13,7 +13,9 @@ use tokio::time::Instant;
 use crate::config::Limits;
 use crate::drain::Signal;
 use crate::gauge::OpenConnections;
+use crate::h1::turns::Turns;
 use crate::head::Head;
+use crate::memory::Load;
 use crate::response::Response;
 
 /// Capacity a connection's read and write buffers start with.
@@ -73,6 +75,8 @@ pub(crate) struct Worker {
     pool: RefCell<Vec<Box<ConnBufs>>>,
     /// Open connections, for the per-worker limit and the end of shutdown.
     pub(crate) connections: Cell<usize>,
+    /// Connections opened since the worker started, for the end of a burst ([`Load`]).
+    opened: Cell<u64>,
     /// The same count, for `/metrics` on any thread ([`crate::open_connections`]).
     open: OpenConnections,
     /// Set once shutdown begins: responses say `Connection: close`, idle connections end.
@@ -86,6 +90,8 @@ pub(crate) struct Worker {
     free: RefCell<Vec<usize>>,
     /// What [`draining`](crate::draining) waits for on this worker's thread.
     drain: Rc<Signal>,
+    /// The pipelining connections waiting for their next turn (see [`crate::h1::turns`]).
+    pub(crate) turns: Turns,
     /// The HTTP/2 response header sets last encoded, shared by the worker's connections.
     pub(crate) h2_heads: RefCell<crate::h2::HeadMemo>,
 }
@@ -99,12 +105,14 @@ impl Worker {
             coarse_now: Cell::new(Instant::now()),
             pool: RefCell::new(Vec::new()),
             connections: Cell::new(0),
+            opened: Cell::new(0),
             open: OpenConnections::install(),
             shutting_down: Cell::new(false),
             buffered: Cell::new(0),
             parked: RefCell::new(Vec::new()),
             free: RefCell::new(Vec::new()),
             drain: Signal::install(),
+            turns: Turns::default(),
             h2_heads: RefCell::default(),
         }
     }
@@ -112,6 +120,7 @@ impl Worker {
     /// Counts a new connection and gives it a slot to park its waker in.
     pub(crate) fn open_connection(&self) -> usize {
         self.connections.set(self.connections.get() + 1);
+        self.opened.set(self.opened.get() + 1);
         self.open.set(self.connections.get());
         let mut parked = self.parked.borrow_mut();
         self.free.borrow_mut().pop().unwrap_or_else(|| {
@@ -166,6 +175,11 @@ impl Worker {
     #[cfg(any(test, feature = "fuzzing"))]
     pub(crate) fn buffered(&self) -> usize {
         self.buffered.get()
+    }
+
+    /// The worker's load now, for its watch on the end of a burst.
+    pub(crate) fn load(&self) -> Load {
+        Load { connections: self.connections.get(), buffered: self.buffered.get(), opened: self.opened.get() }
     }
 
     /// Gives back what a connection held.

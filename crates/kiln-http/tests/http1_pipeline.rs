@@ -153,3 +153,61 @@ fn large_responses_held_for_the_turn_all_arrive_whole_and_in_order() {
         }
     }
 }
+
+#[test]
+fn pipelining_clients_that_do_not_read_take_turns_with_a_bystander() {
+    // Issue 33, item 12: 200 clients pipelining 200 `/bigtable` requests each without
+    // reading kept a bystander on the same worker waiting 2.2 s. Each pipeliner's
+    // requests now take turns with the worker's other connections: the bystander is
+    // answered after a few responses per pipeliner, long before their queues run out.
+    use std::io::Read;
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    use kiln_http::{Server, service_fn};
+
+    const PIPELINERS: usize = 4;
+    const DEPTH: usize = 64;
+    let answered = Arc::new(AtomicUsize::new(0));
+    let counted = Arc::clone(&answered);
+    let server = Server::new()
+        .workers(1)
+        .listen("127.0.0.1:0")
+        .serve(move |_| {
+            let answered = Arc::clone(&counted);
+            service_fn(move |req, res| match req.path() {
+                // How many pipelined responses were made before this one.
+                "/bystander" => {
+                    res.body_mut().extend_from_slice(answered.load(Ordering::SeqCst).to_string().as_bytes())
+                }
+                // A slow-ish page of 4 KiB: a millisecond of the worker's time each.
+                _ => {
+                    std::thread::sleep(Duration::from_millis(1));
+                    res.body_mut().resize(4096, b'x');
+                    answered.fetch_add(1, Ordering::SeqCst);
+                }
+            })
+        })
+        .unwrap();
+    let mut pipeliners = Vec::new();
+    for _ in 0..PIPELINERS {
+        let mut s = std::net::TcpStream::connect(server.local_addr()).unwrap();
+        s.write_all(&b"GET /table HTTP/1.1\r\nHost: a\r\n\r\n".repeat(DEPTH)).unwrap();
+        pipeliners.push(s);
+    }
+    let mut bystander = std::net::TcpStream::connect(server.local_addr()).unwrap();
+    bystander.set_read_timeout(Some(support::CLIENT_TIMEOUT)).unwrap();
+    bystander.write_all(b"GET /bystander HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n").unwrap();
+    let mut answer = Vec::new();
+    bystander.read_to_end(&mut answer).unwrap();
+    let resps = parse_all(&answer, false);
+    let before: usize = resps[0].body_str().parse().unwrap();
+    // One turn is 16 KiB of responses here (four): 16 went first on this machine, while
+    // before the turns all 256 of the pipeliners' requests did (a turn was 64 requests,
+    // and every pipeliner had its turn ahead of the bystander). The bound leaves room
+    // for a test thread that is slow to connect.
+    assert!(before <= 16 * PIPELINERS, "{before} pipelined responses went before the bystander");
+    drop(pipeliners);
+    server.shutdown();
+    server.wait().unwrap();
+}

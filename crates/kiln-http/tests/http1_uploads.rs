@@ -73,6 +73,34 @@ fn a_streamed_body_over_its_route_limit_gets_413() {
 }
 
 #[test]
+fn a_body_over_its_limit_gets_a_413_that_names_the_limit_and_how_a_route_raises_it() {
+    // Issue 33, item 5: a 2 MiB upload to a route that reads bodies whole was answered
+    // "request body too large", with no word of which limit or how to raise it.
+    let server = TestServer::start(Limits { max_body_bytes: 1000, ..Limits::default() });
+    let whole = ["over the 1000-byte limit on a body read whole", "Limits::max_body_bytes", "App::stream_body"];
+    let streamed = ["over this route's 4 MiB (4194304 bytes) limit", "App::stream_body::<Route>(limit)"];
+    let over = support::UPLOAD_LIMIT + 1;
+    let cases: [(String, &[&str]); 3] = [
+        ("POST /echo HTTP/1.1\r\nHost: a\r\nContent-Length: 1001\r\n\r\n".to_owned(), &whole),
+        (
+            format!(
+                "POST /echo HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n3e9\r\n{}\r\n",
+                "x".repeat(1001)
+            ),
+            &whole,
+        ),
+        (format!("POST /upload HTTP/1.1\r\nHost: a\r\nContent-Length: {over}\r\n\r\n"), &streamed),
+    ];
+    for (request, named) in cases {
+        let resps = server.exchange(request.as_bytes());
+        assert_eq!(resps[0].status, 413, "{request:?}");
+        for words in named {
+            assert!(resps[0].body_str().contains(words), "{words:?} is not in {:?}", resps[0].body_str());
+        }
+    }
+}
+
+#[test]
 fn a_handler_that_ignores_a_small_body_leaves_the_connection_in_step() {
     let server = TestServer::start(Limits::default());
     let mut raw = b"POST /upload-ignore HTTP/1.1\r\nHost: a\r\nContent-Length: 10000\r\n\r\n".to_vec();

@@ -27,6 +27,9 @@ use proc_macro::TokenStream;
 ///   of the path. Captured fields are parsed with `FromStr` and rendered with `Display`.
 /// - A field of type `Option<T>` is an optional query parameter; `#[query]` makes a
 ///   required one.
+/// - The struct's doc comment becomes the route's summary (first paragraph) and
+///   description in the API document (`kiln::openapi`), and each field a typed
+///   parameter there.
 /// - Compile errors point at a capture without a field, a field that is neither
 ///   captured nor a query parameter, and a malformed pattern.
 #[proc_macro_derive(Route, attributes(route, query))]

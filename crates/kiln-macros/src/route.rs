@@ -54,6 +54,7 @@ struct Field<'a> {
     ident: &'a Ident,
     ty: &'a Type,
     source: Source<'a>,
+    attrs: &'a [syn::Attribute],
 }
 
 pub(crate) fn expand(input: &DeriveInput) -> syn::Result<TokenStream> {
@@ -117,7 +118,7 @@ pub(crate) fn expand(input: &DeriveInput) -> syn::Result<TokenStream> {
                 return Err(syn::Error::new(ident.span(), msg));
             }
         };
-        classified.push(Field { ident, ty: &f.ty, source });
+        classified.push(Field { ident, ty: &f.ty, source, attrs: &f.attrs });
     }
 
     let from_parts = from_parts(
@@ -126,6 +127,7 @@ pub(crate) fn expand(input: &DeriveInput) -> syn::Result<TokenStream> {
         fields.is_empty() && matches!(input.data, Data::Struct(ref s) if matches!(s.fields, Fields::Unit)),
     );
     let display = display(&pieces, &classified);
+    let described = describe(&input.attrs, &classified);
     let (impl_generics, ty_generics, where_clause) = input.generics.split_for_impl();
     let pattern_str = pattern.value();
     // `FromRequest` for each route rather than one blanket impl over `Route`, so that
@@ -152,6 +154,8 @@ pub(crate) fn expand(input: &DeriveInput) -> syn::Result<TokenStream> {
             ) -> ::core::result::Result<Self, ::kiln::rejection::Rejection> {
                 #from_parts
             }
+
+            #described
         }
 
         impl #impl_generics ::core::fmt::Display for #name #ty_generics #where_clause {
@@ -160,6 +164,57 @@ pub(crate) fn expand(input: &DeriveInput) -> syn::Result<TokenStream> {
             }
         }
     })
+}
+
+/// `Route::DOC` and `Route::parameters`, for the API document (`kiln::openapi`): the
+/// struct's doc comment, and each field's name, doc comment, place and type. Each type is probed
+/// where it is concrete, so one with a `JsonSchema` of its own is described by it
+/// (the probe is kiln's; see `kiln::__private::Probe`).
+fn describe(attrs: &[syn::Attribute], fields: &[Field<'_>]) -> TokenStream {
+    let doc = doc_comment(attrs);
+    let doc = (!doc.is_empty()).then(|| quote! { const DOC: &'static str = #doc; });
+    let private = quote!(::kiln::__private);
+    let params = fields.iter().map(|f| {
+        let name = f.ident.to_string();
+        let (in_path, required, ty) = match f.source {
+            Source::Capture | Source::Wildcard => (true, true, f.ty),
+            Source::Query(Some(inner)) => (false, false, inner),
+            Source::Query(None) => (false, true, f.ty),
+        };
+        let doc = doc_comment(f.attrs);
+        quote! {
+            #private::RouteParam {
+                name: #name,
+                doc: #doc,
+                in_path: #in_path,
+                required: #required,
+                ty: (&#private::Probe::<#ty>::new()).param_type(),
+            }
+        }
+    });
+    let parameters = (!fields.is_empty()).then(|| {
+        quote! {
+            fn parameters() -> ::std::vec::Vec<#private::RouteParam> {
+                #[allow(unused_imports)]
+                use #private::{ProbeName as _, ProbeSchema as _};
+                ::std::vec![#(#params),*]
+            }
+        }
+    });
+    quote! { #doc #parameters }
+}
+
+/// The `///` lines of `attrs`, joined, each without the one space after `///`.
+fn doc_comment(attrs: &[syn::Attribute]) -> String {
+    let lines = attrs.iter().filter(|a| a.path().is_ident("doc")).filter_map(|a| match &a.meta {
+        syn::Meta::NameValue(syn::MetaNameValue {
+            value: syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Str(s), .. }),
+            ..
+        }) => Some(s.value()),
+        _ => None,
+    });
+    let lines: Vec<String> = lines.map(|l| l.strip_prefix(' ').unwrap_or(&l).to_owned()).collect();
+    lines.join("\n").trim().to_owned()
 }
 
 /// `T` when `ty` is spelled `Option<T>` (or `std::option::Option<T>`).

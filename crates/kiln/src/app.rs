@@ -104,8 +104,16 @@ impl<S: 'static> App<S> {
             handler: Arc::new(Erased::new(handler)),
             stream_limit: None,
             websocket: H::WEBSOCKET,
+            #[cfg(feature = "openapi")]
+            describer: Some(crate::openapi::Describer::route::<H::Route>()),
         });
         self
+    }
+
+    /// Serves the live view `V` on its typed route (`V::Route`): the first answer is its
+    /// whole page, mounted and rendered on the server (see [`crate::live`]).
+    pub fn live<V: crate::live::LiveView<AppState = S>>(self) -> Self {
+        self.route::<_, crate::live::MountArgs<V>>(crate::live::page::<V>())
     }
 
     /// Registers a handler under a raw `matchit` pattern, for framework parts (static
@@ -124,6 +132,8 @@ impl<S: 'static> App<S> {
             handler: Arc::new(Erased::new(handler)),
             stream_limit: None,
             websocket: H::WEBSOCKET,
+            #[cfg(feature = "openapi")]
+            describer: None,
         });
         self
     }
@@ -362,5 +372,27 @@ impl<S> fmt::Debug for App<S> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let routes: Vec<_> = self.routes.iter().map(|r| format!("{} {} ({})", r.method, r.pattern, r.name)).collect();
         f.debug_struct("App").field("routes", &routes).field("trailing_slash", &self.trailing_slash).finish()
+    }
+}
+
+/// What the API document (`kiln::openapi`) reads of the app.
+#[cfg(feature = "openapi")]
+impl<S> App<S> {
+    /// Replaces the description of the route registered last.
+    pub(crate) fn describe_last(mut self, describer: crate::openapi::Describer) -> Self {
+        if let Some(entry) = self.routes.last_mut() {
+            entry.describer = Some(describer);
+        }
+        self
+    }
+
+    /// Each described route: pattern, method and description.
+    pub(crate) fn described_routes(&self) -> impl Iterator<Item = (&str, &Method, crate::openapi::Describer)> {
+        self.routes.iter().filter_map(|e| Some((&*e.pattern, &e.method, e.describer?)))
+    }
+
+    /// The public URL, the document's server.
+    pub(crate) fn public_url_str(&self) -> Option<&str> {
+        self.config.public_url.as_deref()
     }
 }

@@ -44,10 +44,19 @@
 //!   kiln's events go through `tracing`.
 //! - **APIs**: [`BearerToken`]s signed with the app's [`Key`], [`blocking`] work on a
 //!   bounded pool, `?` on database errors in handlers returning [`Rejection`].
+//! - **The API contract** (cargo feature `openapi`, `docs/openapi.md`): `App::openapi`,
+//!   an OpenAPI 3.1 document derived from the routes, their extractors and outputs, with
+//!   schemas from schemars; handlers given to `App::api` are described from their
+//!   types; `kiln::openapi::assert_matches` fails a test when the API breaks its
+//!   committed copy. `Valid<Json<T>>` (feature `validate`) checks `T`'s garde
+//!   constraints, answering `422` with every failing field.
 //! - **WebSocket** on a typed route ([`ws::WebSocketUpgrade`]): RFC 6455 with
 //!   permessage-deflate, a heartbeat, bounded queues and limits, closed with 1001 on
 //!   drain, as an HTTP/1.1 upgrade or an HTTP/2 stream (RFC 8441); the Autobahn
 //!   testsuite runs against it (`scripts/autobahn`).
+//! - **Live views** ([`live`]): typed state on the server rendered with
+//!   [`live_html!`], typed events from the page, only the slots that changed sent back
+//!   (lists by key, as moves); driven in tests by [`live::LiveTest`].
 //! - `HEAD` from `GET`, `405` with `Allow`, a trailing-slash policy, [middleware],
 //!   and an in-process [`TestClient`](test::TestClient).
 //!
@@ -103,12 +112,15 @@ mod json;
 mod key;
 mod layers;
 mod link;
+pub mod live;
 mod make;
 pub mod markup;
 #[cfg(feature = "maud")]
 mod maud_render;
 pub mod middleware;
 pub mod multipart;
+#[cfg(feature = "openapi")]
+pub mod openapi;
 pub mod realtime;
 pub mod rejection;
 mod response;
@@ -121,6 +133,8 @@ mod session;
 mod signed;
 pub mod static_files;
 pub mod test;
+#[cfg(feature = "validate")]
+mod valid;
 pub mod ws;
 
 pub use kiln_http as http;
@@ -156,6 +170,8 @@ pub use security::{BEARER_CONTEXT, BearerToken};
 pub use serve::{ServeError, Serving, serve};
 pub use session::{SESSION_COOKIE, Session, SessionCookies};
 pub use signed::SignedCookies;
+#[cfg(feature = "validate")]
+pub use valid::{Payload, Valid};
 
 /// Route matching support; [`PathParams`](routing::PathParams) is what a route is
 /// built from.

@@ -26,6 +26,18 @@ pub trait Route: fmt::Display + Sized + 'static {
 
     /// Builds the route from the matched path parameters and the query string.
     fn from_parts(params: &PathParams<'_, '_>, query: Option<&str>) -> Result<Self, Rejection>;
+
+    /// The route type's doc comment, which `#[derive(Route)]` captures for the API
+    /// document (`kiln::openapi`): its first paragraph is the operation's summary.
+    #[doc(hidden)]
+    const DOC: &'static str = "";
+
+    /// The route's path and query parameters, for the API document; called only when
+    /// the document is built, never per request.
+    #[doc(hidden)]
+    fn parameters() -> Vec<__private::RouteParam> {
+        Vec::new()
+    }
 }
 
 /// The parameters captured by the matched pattern, still percent-encoded.
@@ -179,6 +191,68 @@ pub mod __private {
     /// Writes a wildcard capture, percent-encoded but keeping its slashes.
     pub fn write_rest(f: &mut fmt::Formatter<'_>, value: &dyn fmt::Display) -> fmt::Result {
         write_encoded(f, value, Part::Rest)
+    }
+
+    /// One of a route's parameters, as `#[derive(Route)]` describes it for the API
+    /// document.
+    pub struct RouteParam {
+        /// The capture's or query key's name.
+        pub name: &'static str,
+        /// The field's doc comment.
+        pub doc: &'static str,
+        /// Captured from the path (`true`) or read from the query.
+        pub in_path: bool,
+        /// Whether a request must carry it.
+        pub required: bool,
+        /// Its type.
+        pub ty: ParamType,
+    }
+
+    /// A parameter's type: its name, and its schema when it has one (feature `openapi`).
+    pub struct ParamType {
+        /// The type's name (`u32`, `alloc::string::String`), which the document infers
+        /// a schema from when the type has none of its own.
+        pub name: fn() -> &'static str,
+        /// The type's own schema, when it implements `schemars::JsonSchema`.
+        #[cfg(feature = "openapi")]
+        pub schema: Option<fn(&mut schemars::SchemaGenerator) -> schemars::Schema>,
+    }
+
+    /// Stands for a parameter's type `T` in the derive's autoref specialisation:
+    /// `(&Probe::<T>::new()).param_type()` takes [`ProbeSchema`] when `T` has a schema
+    /// (only with feature `openapi`) and [`ProbeName`] otherwise. The derive writes
+    /// the call with `T` concrete, where the choice can be made; the code compiles the
+    /// same with or without the feature.
+    pub struct Probe<T: ?Sized>(std::marker::PhantomData<fn() -> Box<T>>);
+
+    impl<T: ?Sized> Probe<T> {
+        /// The probe for `T`.
+        #[allow(clippy::new_without_default)]
+        pub const fn new() -> Self {
+            Probe(std::marker::PhantomData)
+        }
+    }
+
+    /// A parameter type with a schema of its own (feature `openapi`).
+    pub trait ProbeSchema {
+        /// The parameter's type.
+        fn param_type(&self) -> ParamType;
+    }
+
+    /// Any parameter type, described by its name.
+    pub trait ProbeName {
+        /// The parameter's type.
+        fn param_type(&self) -> ParamType;
+    }
+
+    impl<T: ?Sized> ProbeName for &Probe<T> {
+        fn param_type(&self) -> ParamType {
+            ParamType {
+                name: std::any::type_name::<T>,
+                #[cfg(feature = "openapi")]
+                schema: None,
+            }
+        }
     }
 
     /// Writes `?key=value` (or `&key=value` after the first), percent-encoded.

@@ -31,6 +31,9 @@ pub(crate) struct RouteEntry<S> {
     pub(crate) stream_limit: Option<u64>,
     /// The handler takes a WebSocket handshake.
     pub(crate) websocket: bool,
+    /// How the API document describes it; `None` for kiln's own routes (static files).
+    #[cfg(feature = "openapi")]
+    pub(crate) describer: Option<crate::openapi::Describer>,
 }
 
 impl<S> RouteEntry<S> {

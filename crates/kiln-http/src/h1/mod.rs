@@ -3,7 +3,8 @@
 //! [`conn`] reads requests into one buffer and answers them in order (pipelined
 //! responses leave in one write); [`parse`] checks a head in place with `httparse`;
 //! [`chunked`] decodes chunked bodies; [`encode`] writes status lines and headers;
-//! [`sendfile`] sends file bodies without copying them through user space. HTTP/2
+//! [`sendfile`] sends file bodies without copying them through user space; [`turns`]
+//! makes pipelining connections take turns with the worker's others. HTTP/2
 //! sits beside this module in `h2`; both serve the same [`Request`](crate::Request)
 //! and [`Response`](crate::Response), and neither imports the other.
 
@@ -12,3 +13,4 @@ pub(crate) mod conn;
 pub(crate) mod encode;
 pub(crate) mod parse;
 mod sendfile;
+pub(crate) mod turns;

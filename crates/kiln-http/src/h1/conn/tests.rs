@@ -1,9 +1,13 @@
 //! The size of what a connection keeps while it streams a body.
 
 use std::rc::Rc;
+use std::task::Poll;
 use std::time::Duration;
 
+use tokio::net::TcpStream;
+
 use super::*;
+use crate::request::Request;
 
 /// Answers nothing: only the engine's own share of a future is measured.
 struct Nothing;
@@ -51,6 +55,7 @@ async fn regression_a_streamed_body_kept_the_whole_http_connection_future() {
         slot: 0,
         held: 0,
         lowat: false,
+        turn_spent: false,
         streaming: None,
     };
     let streaming = Streaming { body: Box::pin(Ended), chunked: true, keep_alive: true };

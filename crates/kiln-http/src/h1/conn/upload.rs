@@ -14,8 +14,9 @@ use http::StatusCode;
 use tokio::io::AsyncReadExt;
 use tokio::time::timeout;
 
-use super::{Conn, Flow, Stop, write_two};
-use crate::body::{BodyError, End, IncomingBody};
+use super::write::write_two;
+use super::{Conn, Flow, Stop};
+use crate::body::{BodyError, BodyLimit, End, IncomingBody};
 use crate::h1::chunked::ChunkedDecoder;
 use crate::h1::parse::{self, Framing, Parsed};
 use crate::rejection::{Rejection, error_response};
@@ -123,7 +124,7 @@ impl<T: Transport> Conn<T> {
         max_bytes: u64,
     ) -> Flow<bool> {
         if let Err(rejection) = parse::check_body_len(parsed, max_bytes) {
-            return self.refuse(rejection).await;
+            return self.refuse_body(rejection, BodyLimit::Streamed(max_bytes)).await;
         }
         let content_length = match parsed.framing {
             Framing::Length(n) => Some(n),
@@ -151,7 +152,10 @@ impl<T: Transport> Conn<T> {
             // The client went: nobody to answer.
             End::Failed(BodyError::Closed) => return Err(Stop::Done),
             // The engine answers a body it could not read, whatever the service made of it.
-            End::Failed(e) => return self.refuse(Rejection { status: e.status(), reason: e.reason() }).await,
+            End::Failed(e) => {
+                let rejection = Rejection { status: e.status(), reason: e.reason() };
+                return self.refuse_body(rejection, BodyLimit::Streamed(max_bytes)).await;
+            }
             End::Open | End::Complete => {}
         }
         // A handler that stopped before the end: read a small remainder away so the

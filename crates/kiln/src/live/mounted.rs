@@ -1,0 +1,65 @@
+//! A mounted view: its state, and what its page was last sent.
+
+use crate::live::diff::{Diff, Tracker};
+use crate::live::event::{EventError, decode_event};
+use crate::live::view::{HandleInfo, LiveView};
+
+/// A live view as it runs for one page: each event or message changes its state, and
+/// gives the [`Diff`] to send (empty when the page already shows the new state).
+pub struct Mounted<V: LiveView> {
+    view: V,
+    tracker: Tracker,
+}
+
+impl<V: LiveView> Mounted<V> {
+    /// Mounts a view built by [`LiveView::mount`]: the [`Diff`] is the mount message,
+    /// every statics with its fingerprint and every slot.
+    pub fn new(view: V) -> (Self, Diff) {
+        let (tracker, mount) = Tracker::mount(view.render().into_part());
+        (Mounted { view, tracker }, mount)
+    }
+
+    /// The view's state.
+    pub fn view(&self) -> &V {
+        &self.view
+    }
+
+    /// The page as last rendered: statics and slots joined.
+    pub fn html(&self) -> String {
+        let mut html = String::new();
+        kiln_html::Render::render_to(self.tracker.last(), &mut html);
+        html
+    }
+
+    /// Handles an event and gives what changed.
+    pub fn event(&mut self, event: V::Event) -> Diff {
+        self.view.handle(event);
+        self.rerender()
+    }
+
+    /// Decodes an event as the page sends it (the wire format of [`crate::live`]) and
+    /// handles it; an event the view cannot take changes nothing.
+    pub fn client_event(&mut self, message: &[u8]) -> Result<Diff, EventError> {
+        let event = decode_event(message)?;
+        Ok(self.event(event))
+    }
+
+    /// Handles a message the server pushed (a bus message, a timer's tick).
+    pub fn info<M>(&mut self, message: M) -> Diff
+    where
+        V: HandleInfo<M>,
+    {
+        self.view.handle_info(message);
+        self.rerender()
+    }
+
+    /// Changes the state directly (as a subscription might) and gives what changed.
+    pub fn update(&mut self, change: impl FnOnce(&mut V)) -> Diff {
+        change(&mut self.view);
+        self.rerender()
+    }
+
+    fn rerender(&mut self) -> Diff {
+        self.tracker.update(self.view.render().into_part())
+    }
+}

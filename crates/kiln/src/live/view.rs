@@ -1,0 +1,116 @@
+//! A live view: typed state on the server, rendered with `live_html!`, changed by the
+//! typed events its markup names and by messages the server pushes.
+
+use std::future::Future;
+
+use serde::de::DeserializeOwned;
+
+use crate::extract::RequestContext;
+use crate::live::Live;
+use crate::markup::{Document, Flow, Fragment};
+use crate::rejection::Rejection;
+use crate::route::Route;
+
+/// A page whose state lives on the server: built by [`mount`](LiveView::mount) from
+/// the request that opens it, changed by [`handle`](LiveView::handle) for each event of
+/// its own type, and shown by [`render`](LiveView::render).
+///
+/// ```
+/// use kiln::live::{Live, LiveTest, LiveView};
+/// use kiln::{Rejection, RequestContext, Route, live_html};
+/// use serde::{Deserialize, Serialize};
+///
+/// #[derive(Route)]
+/// #[route("/counter")]
+/// struct CounterPage;
+///
+/// #[derive(Serialize, Deserialize)]
+/// enum Event {
+///     Increment,
+///     Reset,
+/// }
+///
+/// struct Counter {
+///     count: u32,
+/// }
+///
+/// impl LiveView for Counter {
+///     type AppState = ();
+///     type Route = CounterPage;
+///     type Event = Event;
+///
+///     async fn mount(_route: CounterPage, _cx: RequestContext<'_, ()>) -> Result<Self, Rejection> {
+///         Ok(Counter { count: 0 })
+///     }
+///
+///     fn handle(&mut self, event: Event) {
+///         match event {
+///             Event::Increment => self.count += 1,
+///             Event::Reset => self.count = 0,
+///         }
+///     }
+///
+///     fn render(&self) -> Live<Event> {
+///         live_html! {
+///             div.counter {
+///                 p { "Count: " (self.count) }
+///                 button type="button" on:click=(Event::Increment) { "+1" }
+///             }
+///         }
+///     }
+/// }
+///
+/// let mut test = LiveTest::new(Counter { count: 0 });
+/// assert!(test.html().contains("<p>Count: 0</p>"));
+/// let diff = test.event(Event::Increment);
+/// assert_eq!(diff.to_json().unwrap(), r#"{"0":"1"}"#);
+/// assert!(test.event(Event::Reset).json().is_some());
+/// assert!(test.html().contains(r#"data-kiln-click="&quot;Increment&quot;""#));
+/// ```
+pub trait LiveView: Sized + 'static {
+    /// The app's per-worker state the view is mounted with (`()` for none).
+    type AppState: 'static;
+    /// The typed route the view's page is served on.
+    type Route: Route;
+    /// The events the view's markup names and [`handle`](LiveView::handle) takes: an
+    /// enum of the app's own. The page sends them back as it was given them, and they
+    /// are decoded into this type, so an event of another type cannot be named. Value
+    /// events (`on:click=(..)`) need it `Serialize` too; a variant that only a form
+    /// sends can be `#[serde(skip_serializing)]`, so its payload need not serialise.
+    type Event: DeserializeOwned;
+
+    /// Builds the view's state from its route and the request that opens the page (its
+    /// state, session and cookies through their extractors); a rejection answers the
+    /// request instead.
+    fn mount(
+        route: Self::Route,
+        cx: RequestContext<'_, Self::AppState>,
+    ) -> impl Future<Output = Result<Self, Rejection>>;
+
+    /// Changes the state for an event from the page.
+    fn handle(&mut self, event: Self::Event);
+
+    /// The view's markup for the current state, written with [`kiln::live_html!`](crate::live_html).
+    fn render(&self) -> Live<Self::Event>;
+
+    /// The whole page of the first answer ([`App::live`](crate::App::live)) around `view`,
+    /// the view rendered in its container: by default a bare document titled with the
+    /// view's type name. A site puts its own layout here.
+    fn page(&self, view: Fragment<Flow>) -> Fragment<Document> {
+        let name = std::any::type_name::<Self>();
+        let title = name.rsplit("::").next().unwrap_or(name);
+        crate::html! {
+            html lang="en" {
+                head { meta charset="utf-8"; title { (title) } }
+                body { (view) }
+            }
+        }
+    }
+}
+
+/// A message the server pushes to a live view (a bus message, a timer's tick), of type
+/// `M`: a view takes each kind of message it subscribes to.
+pub trait HandleInfo<M>: LiveView {
+    /// Changes the state for a message.
+    fn handle_info(&mut self, message: M);
+}

@@ -1,0 +1,189 @@
+//! What each of kiln's extractors reads, and the statuses of its rejections (those of
+//! the rejection types in [`crate::rejection`]).
+
+use schemars::JsonSchema;
+use serde_json::{Value, json};
+
+use crate::client_addr::ClientAddr;
+use crate::cookie::Cookies;
+use crate::csrf::{Csrf, CsrfGuard};
+use crate::extract::{Headers, RequestHead, State};
+use crate::form::{Form, Query};
+use crate::json::Json;
+use crate::key::Key;
+use crate::link::PublicUrl;
+use crate::multipart::Multipart;
+use crate::realtime::LastEventId;
+use crate::rejection::Rejection;
+use crate::security::BearerToken;
+use crate::session::Session;
+use crate::signed::SignedCookies;
+use crate::ws::WebSocketUpgrade;
+use kiln_http::{Bytes, Method};
+
+use super::describe::Describe;
+use super::operation::{Operation, ParamIn, Parameter, Security};
+
+const TOO_LARGE: &str = "the body is larger than the app's body limit";
+
+/// `application/json`, `T`'s schema.
+impl<T: JsonSchema> Describe for Json<T> {
+    fn describe(op: &mut Operation<'_>) {
+        let schema = op.input_schema::<T>();
+        op.body("application/json", schema, true);
+        op.response("400", "the body is not well-formed JSON");
+        op.response("413", TOO_LARGE);
+        op.response("415", "the body is not `application/json`");
+        op.response("422", "the JSON body has the wrong shape");
+    }
+}
+
+/// `application/x-www-form-urlencoded`, `T`'s schema.
+impl<T: JsonSchema> Describe for Form<T> {
+    fn describe(op: &mut Operation<'_>) {
+        let schema = op.input_schema::<T>();
+        op.body("application/x-www-form-urlencoded", schema, true);
+        op.response("413", TOO_LARGE);
+        op.response("415", "the body is not `application/x-www-form-urlencoded`");
+        op.response("422", "the form does not fit its fields");
+    }
+}
+
+/// One query parameter per property of `T`'s schema; a schema that is not a plain
+/// object (an enum, a flattened one) is one parameter whose properties are the keys.
+impl<T: JsonSchema> Describe for Query<T> {
+    fn describe(op: &mut Operation<'_>) {
+        let schema = op.input_schema::<T>();
+        let resolved = op.schemas.resolve(&schema);
+        let properties = resolved.get("properties").and_then(Value::as_object);
+        let plain = resolved.get("type") == Some(&json!("object"))
+            && !["allOf", "anyOf", "oneOf", "additionalProperties"].iter().any(|k| resolved.get(k).is_some());
+        match properties {
+            Some(properties) if plain => {
+                let required: Vec<&str> = resolved
+                    .get("required")
+                    .and_then(Value::as_array)
+                    .map(|r| r.iter().filter_map(Value::as_str).collect())
+                    .unwrap_or_default();
+                let params: Vec<(String, bool, Value)> = properties
+                    .iter()
+                    .map(|(name, schema)| (name.clone(), required.contains(&name.as_str()), schema.clone()))
+                    .collect();
+                for (name, required, schema) in params {
+                    op.parameter(ParamIn::Query, &name, required, schema);
+                }
+            }
+            _ => {
+                let name = std::any::type_name::<T>().rsplit("::").next().unwrap_or("query").to_owned();
+                op.parts.parameters.push(Parameter {
+                    location: ParamIn::Query,
+                    name,
+                    required: false,
+                    schema,
+                    description: None,
+                    exploded: true,
+                });
+            }
+        }
+        op.response("400", "the query does not fit its parameters");
+    }
+}
+
+/// `multipart/form-data`; its fields are read by the handler, so not described yet.
+impl Describe for Multipart {
+    fn describe(op: &mut Operation<'_>) {
+        op.body("multipart/form-data", json!({ "type": "object" }), true);
+        op.response("400", "the multipart body is malformed");
+        op.response("413", "a field or the body is larger than its limit");
+        op.response("415", "the body is not `multipart/form-data`");
+    }
+}
+
+/// The raw body, any bytes.
+impl Describe for Bytes {
+    fn describe(op: &mut Operation<'_>) {
+        op.body("application/octet-stream", json!({}), false);
+    }
+}
+
+/// The body as text.
+impl Describe for String {
+    fn describe(op: &mut Operation<'_>) {
+        op.body("text/plain", json!({ "type": "string" }), false);
+        op.response("400", "the body is not UTF-8");
+    }
+}
+
+impl Describe for BearerToken {
+    fn describe(op: &mut Operation<'_>) {
+        op.security(Security::Bearer);
+        op.response("401", "the bearer token is missing, forged, malformed or expired");
+        op.response_header("401", "WWW-Authenticate", "the `Bearer` challenge (RFC 6750 §3)");
+    }
+}
+
+/// A visitor without a session has an empty one: the cookie is optional.
+impl Describe for Session {
+    fn describe(op: &mut Operation<'_>) {
+        op.optional_security(Security::Session);
+    }
+}
+
+impl Describe for CsrfGuard {
+    fn describe(op: &mut Operation<'_>) {
+        op.security(Security::CsrfToken);
+        op.response("403", "the CSRF token is missing or wrong");
+    }
+}
+
+/// The upgrade's own response (`101`) is the handler's output's.
+impl Describe for WebSocketUpgrade {
+    fn describe(op: &mut Operation<'_>) {
+        op.response("400", "the WebSocket handshake breaks RFC 6455 §4.2.1");
+        op.response("426", "the WebSocket version is not 13");
+    }
+}
+
+impl Describe for LastEventId {
+    fn describe(op: &mut Operation<'_>) {
+        op.parameter(ParamIn::Header, "Last-Event-ID", false, json!({ "type": "string" }));
+    }
+}
+
+/// Extractors that read what every request has, or nothing the document describes.
+macro_rules! describes_nothing {
+    ($($ty:ty),*) => {
+        $(impl Describe for $ty {})*
+    };
+}
+
+describes_nothing!(Csrf, Headers, Cookies, SignedCookies, RequestHead, Method, ClientAddr, PublicUrl, Key);
+
+impl<S> Describe for State<S> {}
+
+/// `T`'s inputs, optional; its refusals become `None`.
+impl<T: Describe> Describe for Option<T> {
+    fn describe(op: &mut Operation<'_>) {
+        let parts = op.scratch(T::describe);
+        op.add_optional(parts);
+    }
+}
+
+/// `T`'s inputs, optional; its refusals are the handler's to answer.
+impl<T: Describe> Describe for Result<T, Rejection> {
+    fn describe(op: &mut Operation<'_>) {
+        let parts = op.scratch(T::describe);
+        op.add_optional(parts);
+        op.imprecise("an extractor's refusal is handed to the handler, which answers it its own way");
+    }
+}
+
+/// `E`'s inputs, whose schemas carry the constraints (schemars reads `#[garde(..)]`),
+/// and the `422` of a value that breaks them.
+#[cfg(feature = "validate")]
+impl<E: Describe> Describe for crate::valid::Valid<E> {
+    fn describe(op: &mut Operation<'_>) {
+        E::describe(op);
+        op.response("422", "the input breaks its constraints: every failing field is listed");
+    }
+}

@@ -1,0 +1,47 @@
+// An event the view does not have (no such variant) does not compile.
+use kiln::live::{Live, LiveView};
+use kiln::{Rejection, RequestContext, Route, live_html};
+use serde::{Deserialize, Serialize};
+
+#[derive(Route)]
+#[route("/counter")]
+struct CounterPage;
+
+#[derive(Serialize, Deserialize)]
+enum Event {
+    Increment,
+}
+
+#[derive(Serialize, Deserialize)]
+enum OtherEvent {
+    Delete,
+}
+
+struct Counter {
+    count: u32,
+}
+
+impl LiveView for Counter {
+    type AppState = ();
+    type Route = CounterPage;
+    type Event = Event;
+
+    async fn mount(_: CounterPage, _: RequestContext<'_, ()>) -> Result<Self, Rejection> {
+        Ok(Counter { count: 0 })
+    }
+
+    fn handle(&mut self, event: Event) {
+        match event {
+            Event::Increment => self.count += 1,
+        }
+    }
+
+    fn render(&self) -> Live<Event> {
+        live_html! {
+            p { (self.count) }
+            button type="button" on:click=(Event::Decrement) { "-1" }
+        }
+    }
+}
+
+fn main() {}
