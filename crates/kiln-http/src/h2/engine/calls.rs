@@ -8,9 +8,9 @@ use std::task::Context;
 use tokio::time::Instant;
 
 use super::conn::{Conn, Upgrading};
-use super::stream::{Intake, Out, Phase};
+use super::stream::{Intake, Out, Phase, Stream};
 use super::tunnel::{self, TunnelOut};
-use crate::body::{BodyError, BodyMode, End, IncomingBody};
+use crate::body::{BodyError, BodyLimit, BodyMode, End, IncomingBody};
 use crate::h2::response_head::Common;
 use crate::rejection::{Rejection, error_response};
 use crate::request::Request;
@@ -51,6 +51,7 @@ impl<S: Service, T: Transport> Conn<S, T> {
                     let announced = stream.facts.content_length;
                     if announced.is_some_and(|n| n > max_bytes) {
                         stream.refused = Some(TOO_LARGE);
+                        stream.over_limit = Some(BodyLimit::Streamed(max_bytes));
                     } else {
                         let body = IncomingBody::new(max_bytes, announced);
                         stream.intake = Intake::Stream { body, taken: 0 };
@@ -71,7 +72,7 @@ impl<S: Service, T: Transport> Conn<S, T> {
             stream.ready = false;
             stream.deadline = None;
             if let Some(rejection) = stream.refused {
-                error_response(&mut stream.bufs.res, rejection.status, rejection.reason);
+                answer_refusal(stream, rejection);
                 let before = self.state.streams.len();
                 self.respond(index, None, cx);
                 if self.state.streams.len() == before {
@@ -210,7 +211,7 @@ impl<S: Service, T: Transport> Conn<S, T> {
             if stream.ready && stream.refused.is_some() {
                 stream.ready = false;
                 let rejection = stream.refused.unwrap_or(BODY_TIMEOUT);
-                error_response(&mut stream.bufs.res, rejection.status, rejection.reason);
+                answer_refusal(stream, rejection);
                 let before = self.state.streams.len();
                 self.respond(index, None, cx);
                 if self.state.streams.len() != before {
@@ -219,5 +220,14 @@ impl<S: Service, T: Transport> Conn<S, T> {
             }
             index += 1;
         }
+    }
+}
+
+/// Fills a refused stream's response: a body over its limit gets the `413` that names the
+/// limit and how a route raises it, as on HTTP/1.1; any other refusal its short reason.
+fn answer_refusal(stream: &mut Stream, rejection: Rejection) {
+    match stream.over_limit {
+        Some(limit) if rejection.status == http::StatusCode::PAYLOAD_TOO_LARGE => limit.render(&mut stream.bufs.res),
+        _ => error_response(&mut stream.bufs.res, rejection.status, rejection.reason),
     }
 }

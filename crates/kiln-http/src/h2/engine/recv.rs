@@ -4,6 +4,7 @@
 
 use super::state::{Block, State};
 use super::stream::{Closed, Intake, Phase, Stream};
+use crate::body::BodyLimit;
 use crate::body::End;
 use crate::h2::fields::{self, Bad, Facts};
 use crate::h2::frame::{self, Code, DEFAULT_MAX_FRAME, HEADER_LEN, Head, flag, kind};
@@ -160,6 +161,7 @@ impl State {
             let body = &mut stream.bufs.chunked_body;
             if body.len() + data.len() > self.limits.max_body {
                 stream.refused = Some(TOO_LARGE);
+                stream.over_limit = Some(BodyLimit::Whole(self.limits.max_body as u64));
                 stream.ready = true;
             } else if !worker.hold(&mut stream.held, body.capacity().max(body.len() + data.len())) {
                 stream.refused = Some(OVER_BUDGET);
@@ -325,6 +327,7 @@ impl State {
             ready: end_stream || refused.is_some(),
             fresh: refused.is_none(),
             refused,
+            over_limit: None,
             deadline: None,
             held: 0,
             intake: Intake::Buffer,

@@ -8,6 +8,7 @@ use bytes::Bytes;
 use tokio::time::Instant;
 
 use super::tunnel::TunnelOut;
+use crate::body::BodyLimit;
 use crate::body::IncomingBody;
 use crate::h2::fields::Facts;
 use crate::rejection::Rejection;
@@ -74,6 +75,8 @@ pub(crate) struct Stream {
     pub(crate) phase: Phase,
     /// Answered with this instead of calling the service.
     pub(crate) refused: Option<Rejection>,
+    /// The body limit a `413` refusal names (and how a route raises it).
+    pub(crate) over_limit: Option<BodyLimit>,
     /// The request is whole (or refused) and waits for its call or refusal.
     pub(crate) ready: bool,
     /// Just opened: its early hints are still to be asked for.
