@@ -14,6 +14,8 @@
 //!   `Sse` and `Last-Event-ID` to resume after a reconnect.
 //! - `ws_chat`: the same room over WebSocket: a socket reads its client and the bus at
 //!   once with `tokio::select!`.
+//! - `live_counter`: a live view: the page's state on the server, a click sent as a
+//!   typed event, only the changed count sent back over a WebSocket.
 //!
 //! Each example's `app()` is what `tests/examples.rs` drives through
 //! `kiln::test::TestClient`: requests, event streams and WebSockets, in process.
