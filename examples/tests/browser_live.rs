@@ -1,7 +1,9 @@
-//! The live counter in a real browser (headless Chromium over WebDriver): a click
-//! updates the page without a reload; when the server closes the socket (it stops,
+//! The live examples in a real browser (headless Chromium over WebDriver): a click
+//! updates the counter without a reload; when the server closes the socket (it stops,
 //! and another starts on the same address with the same key) the page shows it is
 //! disconnected, reconnects and re-mounts; with JavaScript off the page still reads.
+//! The table sorts (keyed moves applied by the client script), filters as the reader
+//! types without losing the field's focus or caret, and takes a pushed score.
 //!
 //! Ignored by a plain `cargo test`, since it needs Chromium:
 //! `KILN_CHROMEDRIVER=$(scripts/browser) cargo test -p kiln-examples --test browser_live -- --ignored`.
@@ -12,6 +14,9 @@ mod browser_support;
 #[allow(dead_code)]
 #[path = "../live_counter.rs"]
 mod live_counter;
+#[allow(dead_code)]
+#[path = "../live_table.rs"]
+mod live_table;
 
 use std::net::SocketAddr;
 use std::time::Duration;
@@ -29,6 +34,16 @@ fn serve(key: &Key, addr: &str) -> Serving {
     let server = Server::new().listen(addr).workers(1);
     kiln::serve(live_counter::app(key.clone()), server).expect("the counter serves")
 }
+
+/// Polls `check` (a script returning true once the page is as wanted).
+fn wait_until(browser: &Browser, what: &str, check: &str) {
+    let found = poll_until(BROWSER_WAIT, || Some(()).filter(|()| browser.execute(check) == true));
+    assert!(found.is_some(), "never {what}: {}", browser.execute(ROWS));
+}
+
+/// The table's rows as `[name, score]`.
+const ROWS: &str =
+    "return Array.from(document.querySelectorAll('tbody tr'), (tr) => Array.from(tr.cells, (td) => td.textContent));";
 
 /// The view's container's classes.
 fn classes(browser: &Browser) -> String {
@@ -94,5 +109,36 @@ fn live_counter_reads_with_javascript_off() {
     assert_eq!(browser.text_of("#count"), "Count: 0");
     assert_eq!(browser.text_of("h1"), "Live counter");
     assert!(!classes(&browser).contains("kiln-connected"), "no script ran: {:?}", classes(&browser));
+    serving.shutdown();
+}
+
+#[test]
+#[ignore = "needs Chromium and chromedriver: KILN_CHROMEDRIVER=$(scripts/browser) cargo test -p kiln-examples --test browser_live -- --ignored"]
+fn live_table_sorts_filters_while_typing_keeps_the_caret_and_takes_a_pushed_row() {
+    let server = Server::new().listen("127.0.0.1:0").workers(1);
+    let serving = kiln::serve(live_table::app(Key::generate()), server).expect("the table serves");
+    let addr = serving.local_addr();
+    let browser = Browser::start(shots_dir(), &[]);
+    browser.open(&format!("http://{addr}/players"));
+    wait_for_class(&browser, "kiln-connected");
+
+    browser.click("#by-score");
+    let by_score =
+        "const s = Array.from(document.querySelectorAll('tbody tr td:last-child'), (td) => Number(td.textContent));
+        return s.length === 100 && s.every((v, i) => i === 0 || s[i - 1] >= v);";
+    wait_until(&browser, "sorted by score", by_score);
+
+    browser.clear_and_type("input[name=q]", "player-4");
+    wait_until(&browser, "filtered", "return document.querySelectorAll('tbody tr').length === 10;");
+    let field = "const f = document.activeElement;
+        return [f.name, f.value, f.selectionStart, f.selectionEnd];";
+    assert_eq!(browser.execute(field), serde_json::json!(["q", "player-4", 8, 8]), "focus and caret kept");
+
+    let raw = "POST /players/42/score/99 HTTP/1.1\r\nHost: t\r\nContent-Length: 0\r\nConnection: close\r\n\r\n";
+    assert_eq!(kiln_test_support::request(addr, raw).expect("posted").text(), "posted");
+    wait_until(&browser, "player-42 on top", "const r = document.querySelector('tbody tr');
+        return r.cells[0].textContent === 'player-42' && r.cells[1].textContent === '99' && r.cells[1].className === 'score';");
+    assert_eq!(browser.execute(field), serde_json::json!(["q", "player-4", 8, 8]), "focus and caret kept");
+    browser.assert_no_console_errors("live table");
     serving.shutdown();
 }
