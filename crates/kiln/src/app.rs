@@ -113,10 +113,10 @@ impl<S: 'static> App<S> {
     /// is served once for all views, at [`crate::live`]'s content-hashed path.
     pub fn live<V: crate::live::LiveView<AppState = S>>(self) -> Self {
         let script = crate::live::client_path();
-        let app = match self.routes.iter().any(|r| r.pattern == script) {
-            true => self,
-            false => self.insert(script, Method::GET, "the live views' client script", crate::live::ClientScript),
-        };
+        let mut app = self;
+        if !app.routes.iter().any(|r| r.pattern == script) {
+            app = app.insert(script, Method::GET, "the live views' client script", crate::live::ClientScript);
+        }
         app.route::<_, crate::live::MountArgs<V>>(crate::live::page::<V>())
     }
 
