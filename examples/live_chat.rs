@@ -88,7 +88,8 @@ impl LiveView for Chat {
             ul #lines {
                 @for (id, text) in &self.lines; key = id { li { (text) } }
             }
-            form on:submit=(Event::Say) {
+            // `data-kiln-reset`: the client script empties the form once it is sent.
+            form on:submit=(Event::Say) data-kiln-reset="" {
                 input name="text" autocomplete="off" required placeholder="Say something";
                 button { "Send" }
             }

@@ -3,7 +3,8 @@
 //! and another starts on the same address with the same key) the page shows it is
 //! disconnected, reconnects and re-mounts; with JavaScript off the page still reads.
 //! The table sorts (keyed moves applied by the client script), filters as the reader
-//! types without losing the field's focus or caret, and takes a pushed score.
+//! types without losing the field's focus or caret, and takes a pushed score. Two
+//! browsers in one chat room see each other's lines (across two workers).
 //!
 //! Ignored by a plain `cargo test`, since it needs Chromium:
 //! `KILN_CHROMEDRIVER=$(scripts/browser) cargo test -p kiln-examples --test browser_live -- --ignored`.
@@ -11,6 +12,9 @@
 // The WebDriver client the site's browser tests use, shared rather than copied.
 #[path = "../../app/tests/browser_support/mod.rs"]
 mod browser_support;
+#[allow(dead_code)]
+#[path = "../live_chat.rs"]
+mod live_chat;
 #[allow(dead_code)]
 #[path = "../live_counter.rs"]
 mod live_counter;
@@ -140,5 +144,31 @@ fn live_table_sorts_filters_while_typing_keeps_the_caret_and_takes_a_pushed_row(
         return r.cells[0].textContent === 'player-42' && r.cells[1].textContent === '99' && r.cells[1].className === 'score';");
     assert_eq!(browser.execute(field), serde_json::json!(["q", "player-4", 8, 8]), "focus and caret kept");
     browser.assert_no_console_errors("live table");
+    serving.shutdown();
+}
+
+#[test]
+#[ignore = "needs Chromium and chromedriver: KILN_CHROMEDRIVER=$(scripts/browser) cargo test -p kiln-examples --test browser_live -- --ignored"]
+fn live_chat_two_browsers_see_each_others_lines() {
+    let server = Server::new().listen("127.0.0.1:0").workers(2);
+    let serving = kiln::serve(live_chat::app(Key::generate()), server).expect("the chat serves");
+    let page = format!("http://{}/chat/lobby", serving.local_addr());
+    let (ann, bob) = (Browser::start(shots_dir(), &[]), Browser::start(shots_dir(), &[]));
+    for browser in [&ann, &bob] {
+        browser.open(&page);
+        wait_for_class(browser, "kiln-connected");
+    }
+    ann.clear_and_type("input[name=text]", "hello from ann\n");
+    let heard = "return Array.from(document.querySelectorAll('#lines li'), (li) => li.textContent).join('|') === 'hello from ann';";
+    for browser in [&ann, &bob] {
+        wait_until(browser, "the line heard", heard);
+    }
+    assert_eq!(ann.execute("return document.querySelector('input[name=text]').value;"), "", "the form emptied");
+    bob.clear_and_type("input[name=text]", "hi ann\n");
+    let both = "return Array.from(document.querySelectorAll('#lines li'), (li) => li.textContent).join('|') === 'hello from ann|hi ann';";
+    wait_until(&ann, "bob's line heard", both);
+    for browser in [&ann, &bob] {
+        browser.assert_no_console_errors("live chat");
+    }
     serving.shutdown();
 }

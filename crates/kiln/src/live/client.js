@@ -243,6 +243,11 @@
           if (!el) return;
           if (type === "submit") e.preventDefault();
           const send = () => this.send(el.getAttribute("data-kiln-" + type), fields(el));
+          if (type === "submit" && el.hasAttribute("data-kiln-reset")) {
+            // Sent, then emptied: the server cannot empty the focused field itself.
+            send();
+            return el.reset();
+          }
           if (type !== "input") return send();
           clearTimeout(this.timers.get(el));
           const wait = Number(el.getAttribute("data-kiln-debounce") || DEBOUNCE);
