@@ -6,11 +6,12 @@ use std::time::Duration;
 /// 1009 (the socket's own message limit, checked before the message is kept).
 pub const MAX_EVENT_BYTES: usize = 64 << 10;
 /// Events a page may send at once, beyond its steady rate.
-pub const EVENT_BURST: u32 = 20;
-/// Events per second a page may send, steadily; one over the rate is refused.
-pub const EVENTS_PER_SECOND: u32 = 10;
-/// Refused events (malformed, unknown, too frequent) after which the socket closes
-/// with 1008.
+pub const EVENT_BURST: u32 = 50;
+/// Events per second a page may send, steadily; one over the rate is refused (an
+/// error reply; the socket stays open).
+pub const EVENTS_PER_SECOND: u32 = 25;
+/// Invalid events (malformed, not of the view's type) after which the socket closes
+/// with 1008; each one before is answered with an error.
 pub const MAX_ERRORS: u32 = 3;
 /// Bytes of updates written and not yet taken by the page beyond which the view
 /// stops sending: further changes are coalesced into one diff, sent when the page
@@ -36,7 +37,7 @@ pub struct Limits {
     pub event_burst: u32,
     /// Events per second, steadily ([`EVENTS_PER_SECOND`]).
     pub events_per_second: u32,
-    /// Refused events before the socket closes ([`MAX_ERRORS`]).
+    /// Invalid events before the socket closes ([`MAX_ERRORS`]).
     pub max_errors: u32,
     /// Unsent bytes beyond which updates are coalesced ([`MAX_UNSENT_BYTES`]).
     pub max_unsent_bytes: usize,

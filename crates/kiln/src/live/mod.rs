@@ -22,10 +22,12 @@
 //!   ([`Limits::token_ttl`]). A socket offering no token, a forged or expired one, or
 //!   one made for another view, page or visitor is answered 403. The view is mounted
 //!   again from the socket's own request: its state is never taken from the page.
-//! - **Events are checked.** Each is decoded into the view's event type; a refused
-//!   event (malformed, unknown, over the rate) is answered `{"error": ".."}`, and the
-//!   [`Limits::max_errors`]th closes the socket with 1008; an event over
-//!   [`Limits::max_event_bytes`] closes it with 1009.
+//! - **Events are checked.** Each is decoded into the view's event type; an invalid
+//!   event (malformed, not of the view's type) is answered `{"error": ".."}`, and the
+//!   [`Limits::max_errors`]th closes the socket with 1008; an event over the rate
+//!   ([`Limits::events_per_second`]) is answered and dropped (the socket stays: its
+//!   page's state would go with it); one over [`Limits::max_event_bytes`] closes the
+//!   socket with 1009.
 //! - **Bounded.** While more than [`Limits::max_unsent_bytes`] wait to be written, the
 //!   view changes without sending; once the page has read, one diff from what it last
 //!   got to the latest state goes. A socket never holds a queue of updates.

@@ -25,6 +25,16 @@ struct Closing(CloseCode, &'static str);
 
 /// The view panicked.
 const PANICKED: Closing = Closing(CloseCode::INTERNAL_ERROR, "the live view failed");
+/// The reply to an event over the rate.
+const THROTTLED: &str = "too many events: slow down";
+
+/// Why an event from the page was not handled.
+enum Refused {
+    /// Over the rate ([`Limits::events_per_second`]).
+    Throttled,
+    /// Not an event of the view: counted towards [`Limits::max_errors`].
+    Invalid(String),
+}
 
 /// Runs `view` for the page at the other end of `socket` until either goes.
 pub(crate) async fn run<V: LiveView>(view: V, socket: WebSocket) {
@@ -65,24 +75,33 @@ async fn serve<V: LiveView>(mut view: V, tx: &WsSender, rx: &mut WsReceiver) -> 
             message = rx.recv() => {
                 let Some(message) = message else { return Ok(()) };
                 let refused = match message {
-                    Message::Text(text) if rate.take() => match decode_event::<V::Event>(text.as_bytes()) {
+                    // Over the rate: refused, but not counted as an error, so that a
+                    // fast typist's page is slowed, never closed (its state would go).
+                    Message::Text(_) if !rate.take() => Refused::Throttled,
+                    Message::Text(text) => match decode_event::<V::Event>(text.as_bytes()) {
                         Ok(event) => {
                             caught(|| mounted.view_mut().handle(event))?;
                             dirty = true;
                             continue;
                         }
-                        Err(error) => error.to_string(),
+                        Err(error) => Refused::Invalid(error.to_string()),
                     },
-                    Message::Text(_) => "too many events: slow down".to_owned(),
-                    Message::Binary(_) => "events are JSON text".to_owned(),
+                    Message::Binary(_) => Refused::Invalid("events are JSON text".to_owned()),
                 };
-                errors += 1;
-                if errors >= limits.max_errors {
-                    return Err(Closing(CloseCode::POLICY_VIOLATION, "too many refused events"));
-                }
-                // Told to the page, which may log it; the view is untouched.
-                let reply = serde_json::json!({ "error": refused }).to_string();
-                if tx.try_send(reply).is_err() && !tx.is_open() {
+                let why = match refused {
+                    Refused::Throttled => THROTTLED.to_owned(),
+                    Refused::Invalid(why) => {
+                        errors += 1;
+                        if errors >= limits.max_errors {
+                            return Err(Closing(CloseCode::POLICY_VIOLATION, "too many invalid events"));
+                        }
+                        why
+                    }
+                };
+                // Told to the page, which may log it; the view is untouched. A page
+                // that reads nothing misses replies rather than queueing them.
+                let reply = serde_json::json!({ "error": why }).to_string();
+                if let Err(TrySendError::Closed(_)) = tx.try_send(reply) {
                     return Ok(());
                 }
             }
