@@ -3,7 +3,8 @@
 //! and another starts on the same address with the same key) the page shows it is
 //! disconnected, reconnects and re-mounts; with JavaScript off the page still reads.
 //! The table sorts (keyed moves applied by the client script), filters as the reader
-//! types without losing the field's focus or caret, and takes a pushed score. Two
+//! types without losing the field's focus or caret, and takes pushed scores without
+//! moving the reader's scroll position. Two
 //! browsers in one chat room see each other's lines (across two workers).
 //!
 //! Ignored by a plain `cargo test`, since it needs Chromium:
@@ -43,6 +44,12 @@ fn serve(key: &Key, addr: &str) -> Serving {
 fn wait_until(browser: &Browser, what: &str, check: &str) {
     let found = poll_until(BROWSER_WAIT, || Some(()).filter(|()| browser.execute(check) == true));
     assert!(found.is_some(), "never {what}: {}", browser.execute(ROWS));
+}
+
+/// Posts to the app at `addr` (a score for the table).
+fn post(addr: SocketAddr, target: &str) {
+    let raw = format!("POST {target} HTTP/1.1\r\nHost: t\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
+    assert_eq!(kiln_test_support::request(addr, &raw).expect("posted").text(), "posted");
 }
 
 /// The table's rows as `[name, score]`.
@@ -118,7 +125,7 @@ fn live_counter_reads_with_javascript_off() {
 
 #[test]
 #[ignore = "needs Chromium and chromedriver: KILN_CHROMEDRIVER=$(scripts/browser) cargo test -p kiln-examples --test browser_live -- --ignored"]
-fn live_table_sorts_filters_while_typing_keeps_the_caret_and_takes_a_pushed_row() {
+fn live_table_sorts_keeps_the_scroll_filters_while_typing_keeps_the_caret_and_takes_pushed_rows() {
     let server = Server::new().listen("127.0.0.1:0").workers(1);
     let serving = kiln::serve(live_table::app(Key::generate()), server).expect("the table serves");
     let addr = serving.local_addr();
@@ -132,14 +139,25 @@ fn live_table_sorts_filters_while_typing_keeps_the_caret_and_takes_a_pushed_row(
         return s.length === 100 && s.every((v, i) => i === 0 || s[i - 1] >= v);";
     wait_until(&browser, "sorted by score", by_score);
 
+    // A row pushed to the top while the reader is scrolled down: the page stays put.
+    browser.execute("window.scrollTo(0, 600);");
+    let scrolled = browser.execute("return window.scrollY;");
+    assert!(scrolled.as_f64().is_some_and(|y| y > 0.0), "the table is taller than the window: {scrolled}");
+    post(addr, "/players/7/score/100");
+    wait_until(
+        &browser,
+        "player-07 on top",
+        "return document.querySelector('tbody tr td').textContent === 'player-07';",
+    );
+    assert_eq!(browser.execute("return window.scrollY;"), scrolled, "the scroll position kept");
+
     browser.clear_and_type("input[name=q]", "player-4");
     wait_until(&browser, "filtered", "return document.querySelectorAll('tbody tr').length === 10;");
     let field = "const f = document.activeElement;
         return [f.name, f.value, f.selectionStart, f.selectionEnd];";
     assert_eq!(browser.execute(field), serde_json::json!(["q", "player-4", 8, 8]), "focus and caret kept");
 
-    let raw = "POST /players/42/score/99 HTTP/1.1\r\nHost: t\r\nContent-Length: 0\r\nConnection: close\r\n\r\n";
-    assert_eq!(kiln_test_support::request(addr, raw).expect("posted").text(), "posted");
+    post(addr, "/players/42/score/99");
     wait_until(&browser, "player-42 on top", "const r = document.querySelector('tbody tr');
         return r.cells[0].textContent === 'player-42' && r.cells[1].textContent === '99' && r.cells[1].className === 'score';");
     assert_eq!(browser.execute(field), serde_json::json!(["q", "player-4", 8, 8]), "focus and caret kept");
