@@ -112,8 +112,15 @@ impl<S: 'static> App<S> {
 
     /// Serves the live view `V` on its typed route (`V::Route`): the first answer is its
     /// whole page, mounted and rendered on the server (see [`crate::live`]).
+    /// The same path, asked for a WebSocket, is the page's socket; the client script
+    /// is served once for all views, at [`crate::live`]'s content-hashed path.
     pub fn live<V: crate::live::LiveView<AppState = S>>(self) -> Self {
-        self.route::<_, crate::live::MountArgs<V>>(crate::live::page::<V>())
+        let script = crate::live::client_path();
+        let mut app = self;
+        if !app.routes.iter().any(|r| r.pattern == script) {
+            app = app.insert(script, Method::GET, "the live views' client script", crate::live::ClientScript);
+        }
+        app.route::<_, crate::live::MountArgs<V>>(crate::live::page::<V>())
     }
 
     /// Registers a handler under a raw `matchit` pattern, for framework parts (static
