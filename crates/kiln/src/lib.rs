@@ -120,6 +120,7 @@ pub mod middleware;
 pub mod multipart;
 #[cfg(feature = "openapi")]
 pub mod openapi;
+mod problem;
 pub mod realtime;
 pub mod rejection;
 mod response;
@@ -160,6 +161,7 @@ pub use link::{Absolute, PublicUrl};
 pub use make::{IntoMakeService, MakeService, StateError};
 #[cfg(feature = "maud")]
 pub use maud_render::{Int, Rendered, Reserve, Text};
+pub use problem::PROBLEM_JSON;
 pub use rejection::Rejection;
 pub use response::{Css, Header, IntoResponse, IntoResponseParts, JavaScript, Redirect, Rss, Typed, Xml};
 pub use route::Route;

@@ -27,6 +27,7 @@ mod drift;
 mod extractors;
 mod operation;
 mod params;
+mod problem;
 mod responses;
 mod schema_diff;
 mod schemas;
