@@ -48,6 +48,9 @@ pub struct App<S> {
     log: Option<AccessLog>,
     /// The first route whose handler needs the secret key, and the extractor that does.
     needs_key: Option<(Cow<'static, str>, &'static str)>,
+    /// The document's routes, added when the app is built ([`App::openapi_routes`]).
+    #[cfg(feature = "openapi")]
+    served: Option<crate::openapi::Served>,
 }
 
 impl<S: 'static> App<S> {
@@ -88,6 +91,8 @@ impl<S: 'static> App<S> {
             trailing_slash: TrailingSlash::default(),
             log: None,
             needs_key: None,
+            #[cfg(feature = "openapi")]
+            served: None,
         }
     }
 
@@ -376,7 +381,11 @@ impl<S: 'static> App<S> {
 
     /// Checks the routes (conflicts, patterns) and settings, and prepares the
     /// per-worker factory.
-    pub fn build(self) -> Result<AppFactory<S>, BuildError> {
+    pub fn build(mut self) -> Result<AppFactory<S>, BuildError> {
+        #[cfg(feature = "openapi")]
+        if let Some(served) = self.served.take() {
+            self = served.install(self);
+        }
         if let Some(e) = self.invalid {
             return Err(e);
         }
@@ -429,6 +438,12 @@ impl<S> App<S> {
     /// Each described route: pattern, method and description.
     pub(crate) fn described_routes(&self) -> impl Iterator<Item = (&str, &Method, crate::openapi::Describer)> {
         self.routes.iter().filter_map(|e| Some((&*e.pattern, &e.method, e.describer?)))
+    }
+
+    /// Keeps what [`openapi_routes`](Self::openapi_routes) asked for until the build.
+    pub(crate) fn serve_openapi(mut self, served: crate::openapi::Served) -> Self {
+        self.served = Some(served);
+        self
     }
 
     /// The prefixes whose rejections are problem details.

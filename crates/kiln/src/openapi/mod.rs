@@ -26,13 +26,16 @@ mod document;
 mod drift;
 mod extractors;
 mod operation;
+mod page;
 mod params;
 mod problem;
 mod responses;
 mod schema_diff;
 mod schemas;
+mod serve;
 
 pub(crate) use describe::Describer;
+pub(crate) use serve::Served;
 
 pub use describe::{Describe, DescribeResponse, DescribedHandler};
 pub use document::{Document, OPENAPI_VERSION, Undescribed};
