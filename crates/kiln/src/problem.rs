@@ -29,9 +29,11 @@ pub(crate) struct Problems {
 }
 
 impl Problems {
-    /// Adds `prefix`: `/api` covers `/api` and `/api/...`, not `/apiary`; `/` covers all.
+    /// Adds `prefix`: `/api` (or `api`, or `/api/`) covers `/api` and `/api/...`, not
+    /// `/apiary`; `/` covers all.
     pub(crate) fn add(&mut self, prefix: &str) {
-        let prefix = prefix.trim_end_matches('/');
+        let prefix = format!("/{}", prefix.trim_matches('/'));
+        let prefix = if prefix == "/" { "" } else { prefix.as_str() };
         if !self.prefixes.iter().any(|p| &**p == prefix) {
             self.prefixes.push(prefix.into());
         }
@@ -169,7 +171,7 @@ mod tests {
     #[test]
     fn a_prefix_covers_its_own_segments_only() {
         let mut problems = Problems::default();
-        problems.add("/api/");
+        problems.add("api/");
         assert!(problems.covers("/api"));
         assert!(problems.covers("/api/pages/1"));
         assert!(!problems.covers("/apiary"));

@@ -11,7 +11,7 @@ use crate::app::App;
 use crate::problem::Problems;
 
 use super::describe::Describer;
-use super::operation::{Operation, Security};
+use super::operation::{Operation, Security, object};
 use super::problem;
 use super::schemas::{Schemas, rewrite_refs};
 
@@ -169,12 +169,13 @@ fn build<'r>(
         components.insert("securitySchemes".into(), security_schemes(&used_schemes));
     }
     let paths: Map<String, Value> = paths.into_iter().map(|(k, v)| (k, Value::Object(v))).collect();
-    let mut json = json!({
-        "openapi": OPENAPI_VERSION,
-        "jsonSchemaDialect": DIALECT,
-        "info": { "title": "kiln app", "version": "0.0.0" },
-        "paths": paths,
-    });
+    let info = json!({ "title": "kiln app", "version": "0.0.0" });
+    let mut json = object([
+        ("openapi", OPENAPI_VERSION.into()),
+        ("jsonSchemaDialect", DIALECT.into()),
+        ("info", info),
+        ("paths", Value::Object(paths)),
+    ]);
     if let Some(url) = server {
         json["servers"] = json!([{ "url": url }]);
     }

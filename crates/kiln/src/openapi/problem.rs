@@ -6,6 +6,8 @@ use serde_json::{Map, Value, json};
 
 use crate::problem::PROBLEM_JSON;
 
+use super::operation::object;
+
 /// The schemas' names in `components.schemas`.
 const PROBLEM: &str = "Problem";
 const FIELD: &str = "ProblemField";
@@ -13,12 +15,12 @@ const FIELD: &str = "ProblemField";
 /// Gives each error response (`4XX`, `5XX`, `404`, ...) of `responses` that has no
 /// content the problem details body.
 pub(crate) fn add_bodies(responses: &mut Map<String, Value>) {
-    let reference = json!({ "schema": { "$ref": format!("#/components/schemas/{PROBLEM}") } });
     for (status, response) in responses.iter_mut() {
         if !(status.starts_with('4') || status.starts_with('5')) || response.get("content").is_some() {
             continue;
         }
-        response["content"] = json!({ PROBLEM_JSON: reference.clone() });
+        let reference = object([("$ref", format!("#/components/schemas/{PROBLEM}").into())]);
+        response["content"] = object([(PROBLEM_JSON, object([("schema", reference)]))]);
     }
 }
 
