@@ -381,10 +381,10 @@ impl<S: 'static> App<S> {
 
     /// Checks the routes (conflicts, patterns) and settings, and prepares the
     /// per-worker factory.
-    pub fn build(mut self) -> Result<AppFactory<S>, BuildError> {
+    pub fn build(self) -> Result<AppFactory<S>, BuildError> {
         #[cfg(feature = "openapi")]
-        if let Some(served) = self.served.take() {
-            self = served.install(self);
+        if self.served.is_some() {
+            return crate::openapi::install_served(self).build();
         }
         if let Some(e) = self.invalid {
             return Err(e);
@@ -444,6 +444,11 @@ impl<S> App<S> {
     pub(crate) fn serve_openapi(mut self, served: crate::openapi::Served) -> Self {
         self.served = Some(served);
         self
+    }
+
+    /// Takes what [`openapi_routes`](Self::openapi_routes) asked for, to install it.
+    pub(crate) fn take_served(&mut self) -> Option<crate::openapi::Served> {
+        self.served.take()
     }
 
     /// The prefixes whose rejections are problem details.

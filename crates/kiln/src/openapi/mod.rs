@@ -39,7 +39,7 @@ mod schemas;
 mod serve;
 
 pub(crate) use describe::Describer;
-pub(crate) use serve::Served;
+pub(crate) use serve::{Served, install_served};
 
 pub use describe::{Describe, DescribeResponse, DescribedHandler};
 pub use document::{Document, OPENAPI_VERSION, Undescribed};

@@ -64,9 +64,18 @@ impl<S: 'static> App<S> {
     }
 }
 
+/// Adds the routes [`App::openapi_routes`] asked for to `app`, whose routes are now
+/// all registered; they are asked for no more.
+pub(crate) fn install_served<S: 'static>(mut app: App<S>) -> App<S> {
+    match app.take_served() {
+        Some(served) => served.install(app),
+        None => app,
+    }
+}
+
 impl Served {
-    /// Adds the two routes to `app`, whose routes are now all registered.
-    pub(crate) fn install<S: 'static>(self, app: App<S>) -> App<S> {
+    /// Adds the two routes to `app`.
+    fn install<S: 'static>(self, app: App<S>) -> App<S> {
         let doc = (self.finish)(app.openapi());
         let json = serde_json::to_vec(doc.json()).expect("a JSON value serialises");
         let page = page::render(doc.json()).into_string();
