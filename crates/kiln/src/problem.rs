@@ -1,10 +1,11 @@
 //! Rejections as RFC 9457 problem details (`application/problem+json`), for the path
 //! prefixes an app names with [`App::problem_json`](crate::App::problem_json).
 //!
-//! The choice is made where a rejection is rendered, never per request: routing's own
-//! refusals (404, 405, 429) know their path; a handler's (its extractors', and a
-//! [`Rejection`] it returns) render inside a scope that [`Scoped`] opens around each
-//! handler of an app that asked, on the paths it asked for.
+//! The choice is made where a rejection is rendered. Routing's own refusals (404, 405,
+//! 429) know their path. A handler's (its extractors', and a [`Rejection`] it returns)
+//! render inside a scope that [`Scoped`] opens around each handler of an app that
+//! asked, on the paths it asked for. An app that asks for none keeps its handlers
+//! unwrapped and pays nothing per request.
 
 use std::cell::RefCell;
 use std::future::Future;
