@@ -119,7 +119,7 @@ impl<S: 'static> Routed<S> {
             let keying = Keying { trusted_proxies: &config.trusted_proxies, secret: config.key.as_ref() };
             let route = found.as_ref().map(|(_, endpoint, _)| &*endpoint.pattern);
             if let Err(refused) = config.layers.rate_limit(&req, route, &keying) {
-                config.reject(&refused.into(), res);
+                config.reject_at(path, &refused.into(), res);
                 return (found.map(|(index, ..)| index), Dispatch::Done);
             }
         }
@@ -131,7 +131,7 @@ impl<S: 'static> Routed<S> {
             None => endpoint.handler(req.method()),
         };
         let Some(handler) = handler else {
-            shared.config.reject(&MethodNotAllowed::new(req.method(), &endpoint.allow).into(), res);
+            shared.config.reject_at(path, &MethodNotAllowed::new(req.method(), &endpoint.allow).into(), res);
             return (Some(index), Dispatch::Done);
         };
         let cx = RequestContext {
@@ -175,7 +175,7 @@ impl<S: 'static> Routed<S> {
                 fallback.start(&cx, res)
             }
             None => {
-                shared.config.reject(&NotFound::new(format!("no route for {path}")).into(), res);
+                shared.config.reject_at(path, &NotFound::new(format!("no route for {path}")).into(), res);
                 Dispatch::Done
             }
         }

@@ -10,6 +10,10 @@
 //!   and the schemas of the app's types from schemars (JSON Schema 2020-12,
 //!   honouring serde's attributes). [`Document::undescribed`] lists what it could not
 //!   describe exactly.
+//! - [`App::openapi_routes`](crate::App::openapi_routes) serves the document as JSON
+//!   and a reference page for people, rendered by `kiln::html!` from the document.
+//! - Under a prefix given to [`App::problem_json`](crate::App::problem_json), error
+//!   responses are described as `application/problem+json` with the `Problem` schema.
 //! - [`assert_matches`] keeps the document from drifting: it compares it with a
 //!   committed copy and fails on a breaking change ([`compare`] classifies each).
 //!
@@ -18,7 +22,7 @@
 //! derive at kiln's: `#[schemars(crate = "kiln::openapi::schemars")]`.
 //!
 //! Nothing here runs per request: the descriptions are functions kept with the routes,
-//! called when the document is built. The design, and why it is `.api` rather than a
+//! called when the document is built; a served document is built once, with the app. The design, and why it is `.api` rather than a
 //! bound on `.route`, is `docs/openapi.md`.
 
 mod describe;
@@ -26,12 +30,16 @@ mod document;
 mod drift;
 mod extractors;
 mod operation;
+mod page;
 mod params;
+mod problem;
 mod responses;
 mod schema_diff;
 mod schemas;
+mod serve;
 
 pub(crate) use describe::Describer;
+pub(crate) use serve::{Served, install_served};
 
 pub use describe::{Describe, DescribeResponse, DescribedHandler};
 pub use document::{Document, OPENAPI_VERSION, Undescribed};
