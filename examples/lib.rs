@@ -14,6 +14,12 @@
 //!   `Sse` and `Last-Event-ID` to resume after a reconnect.
 //! - `ws_chat`: the same room over WebSocket: a socket reads its client and the bus at
 //!   once with `tokio::select!`.
+//! - `live_counter`: a live view: the page's state on the server, a click sent as a
+//!   typed event, only the changed count sent back over a WebSocket.
+//! - `live_chat`: a chat room as a live view: lines published on the bus, each view
+//!   subscribed when its page connects.
+//! - `live_table`: a table each reader sorts and filters for themselves (keyed rows:
+//!   moves, removes and inserts), scores pushed to every open table over the bus.
 //!
 //! Each example's `app()` is what `tests/examples.rs` drives through
 //! `kiln::test::TestClient`: requests, event streams and WebSockets, in process.

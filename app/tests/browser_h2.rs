@@ -7,6 +7,11 @@
 //! self-signed certificate is trusted by its key's hash
 //! (`--ignore-certificate-errors-spki-list`) rather than with errors ignored.
 //!
+//! A page's WebSocket goes over the same HTTP/2 connection (RFC 8441): the server
+//! offers extended CONNECT, Chromium opens the socket as a stream, and the demo's
+//! access log shows it as `CONNECT /ws/echo HTTP/2.0`, where an HTTP/1.1 upgrade would
+//! be a `GET` on a connection of its own.
+//!
 //! Ignored by a plain `cargo test`, since it needs Chromium: `scripts/test` installs it
 //! (`scripts/browser`) and runs this test with `--ignored`.
 
@@ -32,10 +37,18 @@ const TIMINGS: &str = r#"
     };
 "#;
 
-#[test]
-#[ignore = "needs Chromium and chromedriver: run by scripts/test (scripts/browser installs them)"]
-fn chromium_gets_the_demo_over_h2_and_acts_on_its_early_hints() {
-    let dir = TempDir::new("browser-h2");
+/// Opens a WebSocket to the page's own origin, sends a message and hands back the echo.
+const WEBSOCKET_ECHO: &str = r#"
+    const done = arguments[arguments.length - 1];
+    const socket = new WebSocket(`wss://${location.host}/ws/echo`);
+    socket.onopen = () => socket.send('over h2');
+    socket.onmessage = (e) => { done({ echo: e.data, extensions: socket.extensions }); socket.close(); };
+    socket.onerror = () => done({ error: 'the socket failed' });
+"#;
+
+/// The demo over HTTPS with a self-signed certificate, its access log in `dir`, and
+/// Chromium trusting the certificate's key.
+fn demo_and_chromium(dir: &TempDir) -> (kiln_test_support::Server, Browser) {
     let made = rcgen::generate_simple_self_signed(vec!["localhost".to_owned()]).unwrap();
     let (cert, key) = (dir.path().join("cert.pem"), dir.path().join("key.pem"));
     std::fs::write(&cert, made.cert.pem()).unwrap();
@@ -43,10 +56,50 @@ fn chromium_gets_the_demo_over_h2_and_acts_on_its_early_hints() {
     // The SubjectPublicKeyInfo's SHA-256, in base64: what Chromium's flag takes.
     let spki =
         base64::engine::general_purpose::STANDARD.encode(Sha256::digest(made.signing_key.subject_public_key_info()));
-    let tls = ["--tls-cert", cert.to_str().unwrap(), "--tls-key", key.to_str().unwrap()];
-    let server = site_support::start(&dir.sqlite_url(), &tls);
+    let log = dir.path().join("access.log");
+    let args = [
+        "--tls-cert",
+        cert.to_str().unwrap(),
+        "--tls-key",
+        key.to_str().unwrap(),
+        "--access-log",
+        log.to_str().unwrap(),
+    ];
+    let server = site_support::start(&dir.sqlite_url(), &args);
     let trust = format!("--ignore-certificate-errors-spki-list={spki}");
-    let browser = Browser::start(shots_dir(), &[&trust]);
+    (server, Browser::start(shots_dir(), &[&trust]))
+}
+
+#[test]
+#[ignore = "needs Chromium and chromedriver: run by scripts/test (scripts/browser installs them)"]
+fn chromium_opens_the_page_s_websocket_over_h2() {
+    let dir = TempDir::new("browser-h2-websocket");
+    let (server, browser) = demo_and_chromium(&dir);
+    browser.open(&format!("https://localhost:{}/pages/welcome", server.addr.port()));
+    assert_eq!(browser.execute(TIMINGS)["protocol"], "h2");
+    let seen = browser.execute_async(WEBSOCKET_ECHO);
+    assert_eq!(seen["echo"], "over h2", "{seen}");
+    assert!(seen["extensions"].as_str().unwrap_or_default().contains("permessage-deflate"), "{seen}");
+    // The access log is written by a worker's tick: a second or so.
+    let log = dir.path().join("access.log");
+    let started = std::time::Instant::now();
+    let lines = loop {
+        let lines = std::fs::read_to_string(&log).unwrap_or_default();
+        if lines.contains("/ws/echo") || started.elapsed() > std::time::Duration::from_secs(10) {
+            break lines;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    };
+    let socket = lines.lines().find(|l| l.contains("/ws/echo")).unwrap_or_else(|| panic!("no socket logged: {lines}"));
+    assert!(socket.contains("\"CONNECT /ws/echo HTTP/2.0\" 200 "), "the socket did not come over h2: {socket}");
+    browser.assert_no_console_errors("h2 websocket");
+}
+
+#[test]
+#[ignore = "needs Chromium and chromedriver: run by scripts/test (scripts/browser installs them)"]
+fn chromium_gets_the_demo_over_h2_and_acts_on_its_early_hints() {
+    let dir = TempDir::new("browser-h2");
+    let (server, browser) = demo_and_chromium(&dir);
 
     browser.open(&format!("https://localhost:{}/pages/welcome", server.addr.port()));
     assert_eq!(browser.text_of("article h1"), "Welcome to the kiln wiki");

@@ -17,12 +17,14 @@
 use std::cell::RefCell;
 use std::collections::VecDeque;
 use std::fmt;
+use std::io;
 use std::pin::Pin;
 use std::rc::Rc;
 use std::task::{Context, Poll, Waker};
 
 use bytes::{Bytes, BytesMut};
 use http::StatusCode;
+use tokio::io::ReadBuf;
 
 /// How the engine reads one request's body, as the service asks for it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -318,6 +320,34 @@ impl IncomingBody {
         let n = s.data.len();
         s.data.clear();
         n
+    }
+
+    /// Copies what has arrived into `buf`, as much as fits, for a stream read as a byte
+    /// stream (an HTTP/2 tunnel, RFC 8441): only what is copied counts as taken, so the
+    /// window goes back as the reader consumes. `Ok` with nothing copied at the end;
+    /// an error if the body failed.
+    pub(crate) fn poll_read(&self, cx: &mut Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<io::Result<()>> {
+        let mut s = self.slot.borrow_mut();
+        if !s.data.is_empty() {
+            let n = s.data.len().min(buf.remaining());
+            buf.put_slice(&s.data.split_to(n));
+            if s.data.is_empty() {
+                // An idle tunnel keeps no buffer.
+                s.data = BytesMut::new();
+            }
+            s.taken += n as u64;
+            s.wanted = false;
+            return Poll::Ready(Ok(()));
+        }
+        match s.end {
+            End::Complete => Poll::Ready(Ok(())),
+            End::Failed(_) => Poll::Ready(Err(io::ErrorKind::ConnectionReset.into())),
+            End::Open => {
+                s.wanted = true;
+                s.waker = Some(cx.waker().clone());
+                Poll::Pending
+            }
+        }
     }
 
     /// Ends the body, complete or failed.

@@ -72,6 +72,15 @@ pub const H2_MAX_PENDING_ACCEPT_RESET_STREAMS: usize = 200;
 /// connection is closed with `GOAWAY(ENHANCE_YOUR_CALM)`.
 pub const H2_MAX_LOCAL_ERROR_RESET_STREAMS: usize = 256;
 
+// WebSocket over HTTP/2 (RFC 8441).
+
+/// Whether HTTP/2 connections offer extended CONNECT (`SETTINGS_ENABLE_CONNECT_PROTOCOL`,
+/// RFC 8441 §3), so that a browser opens its WebSockets as streams of the connection it
+/// has rather than as new HTTP/1.1 connections. Offered only to a service that answers
+/// it ([`Service::extended_connect`](crate::Service::extended_connect): a kiln app with
+/// a WebSocket route); `false` turns it off for every service.
+pub const H2_EXTENDED_CONNECT: bool = true;
+
 /// Every limit and timeout of the connection engine. `Limits::default()` holds the
 /// constants of this module.
 #[derive(Debug, Clone)]
@@ -110,6 +119,8 @@ pub struct Limits {
     pub h2_max_pending_accept_reset_streams: usize,
     /// See [`H2_MAX_LOCAL_ERROR_RESET_STREAMS`].
     pub h2_max_local_error_reset_streams: usize,
+    /// See [`H2_EXTENDED_CONNECT`].
+    pub h2_extended_connect: bool,
 }
 
 impl Default for Limits {
@@ -132,6 +143,7 @@ impl Default for Limits {
             h2_connection_window: H2_CONNECTION_WINDOW,
             h2_max_pending_accept_reset_streams: H2_MAX_PENDING_ACCEPT_RESET_STREAMS,
             h2_max_local_error_reset_streams: H2_MAX_LOCAL_ERROR_RESET_STREAMS,
+            h2_extended_connect: H2_EXTENDED_CONNECT,
         }
     }
 }

@@ -31,4 +31,6 @@ pub(crate) struct Head {
     pub(crate) target: Range<u32>,
     pub(crate) version: Option<Version>,
     pub(crate) headers: Vec<HeaderSpan>,
+    /// An HTTP/2 extended CONNECT's `:protocol` (RFC 8441 §4); empty otherwise.
+    pub(crate) protocol: Range<u32>,
 }

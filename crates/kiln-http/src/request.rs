@@ -64,6 +64,13 @@ impl<'a> Request<'a> {
         self.head.version.unwrap_or(Version::Http11)
     }
 
+    /// The protocol an HTTP/2 extended CONNECT asks to speak on its stream
+    /// (`:protocol`, RFC 8441 §4: `websocket`); `None` for every other request. Such a
+    /// request's method is `CONNECT` and its target the `:path`.
+    pub fn protocol(&self) -> Option<&'a str> {
+        Some(self.str(&self.head.protocol)).filter(|p| !p.is_empty())
+    }
+
     /// The value of the first header named `name` (ASCII case-insensitive).
     pub fn header(&self, name: &str) -> Option<&'a [u8]> {
         // Compared as bytes: lookups run on every request (cookies, sessions, CSRF),

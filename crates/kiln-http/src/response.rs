@@ -244,9 +244,12 @@ impl Response {
 
     /// Switches protocols: with status `101 Switching Protocols` (and the service's own
     /// `Upgrade` and `Connection: upgrade` headers), the engine sends the head, flushes
-    /// it, and calls `on_upgrade` with the connection, inside the connection's task
-    /// (HTTP/1.1 only). With any other status, or to a `HEAD` or HTTP/1.0 request, the
-    /// callback is dropped and the response goes out as usual.
+    /// it, and calls `on_upgrade` with the connection, inside the connection's task.
+    /// Over HTTP/2 the answer to a CONNECT ([`Request::protocol`](crate::Request::protocol):
+    /// RFC 8441's extended CONNECT) with a `2xx` status does the same with its stream,
+    /// its head sent without a length and the stream left open. With any other status,
+    /// or to a `HEAD` or HTTP/1.0 request, the callback is dropped and the response goes
+    /// out as usual.
     pub fn set_upgrade(&mut self, on_upgrade: OnUpgrade) {
         self.upgrade = Some(on_upgrade);
     }

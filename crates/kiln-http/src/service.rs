@@ -39,6 +39,16 @@ pub trait Service: 'static {
         let _ = req;
         BodyMode::Buffer
     }
+
+    /// Whether the service answers extended CONNECT over HTTP/2 (RFC 8441): a request
+    /// whose [`Request::protocol`] names the protocol to speak on its stream (a
+    /// WebSocket), answered `2xx` with [`Response::set_upgrade`], whose callback then
+    /// has the stream as its connection. Asked once per HTTP/2 connection, to decide
+    /// whether its SETTINGS offer it ([`Limits::h2_extended_connect`](crate::Limits)
+    /// can turn it off). `false` by default; a service that wraps another forwards it.
+    fn extended_connect(&self) -> bool {
+        false
+    }
 }
 
 impl<S: Service> Service for std::rc::Rc<S> {
@@ -52,6 +62,10 @@ impl<S: Service> Service for std::rc::Rc<S> {
 
     fn body_mode(&self, req: &Request<'_>) -> BodyMode {
         (**self).body_mode(req)
+    }
+
+    fn extended_connect(&self) -> bool {
+        (**self).extended_connect()
     }
 }
 

@@ -1,5 +1,7 @@
 //! HTTP/1.1 upgrades (RFC 9110 §7.8): after a `101 Switching Protocols` the connection
-//! speaks another protocol, and the service that asked for it takes the transport.
+//! speaks another protocol, and the service that asked for it takes the transport. Over
+//! HTTP/2 an extended CONNECT answered `2xx` (RFC 8441) does the same with its stream,
+//! which the callback gets as its transport.
 //!
 //! The engine writes the 101 head, flushes it, and then awaits the service's callback
 //! inside the connection's own task: an upgraded connection still counts against the

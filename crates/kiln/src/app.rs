@@ -48,6 +48,9 @@ pub struct App<S> {
     log: Option<AccessLog>,
     /// The first route whose handler needs the secret key, and the extractor that does.
     needs_key: Option<(Cow<'static, str>, &'static str)>,
+    /// The document's routes, added when the app is built ([`App::openapi_routes`]).
+    #[cfg(feature = "openapi")]
+    served: Option<crate::openapi::Served>,
 }
 
 impl<S: 'static> App<S> {
@@ -88,6 +91,8 @@ impl<S: 'static> App<S> {
             trailing_slash: TrailingSlash::default(),
             log: None,
             needs_key: None,
+            #[cfg(feature = "openapi")]
+            served: None,
         }
     }
 
@@ -103,6 +108,7 @@ impl<S: 'static> App<S> {
             name: Cow::Borrowed(std::any::type_name::<H::Route>()),
             handler: Arc::new(Erased::new(handler)),
             stream_limit: None,
+            websocket: H::WEBSOCKET,
             #[cfg(feature = "openapi")]
             describer: Some(crate::openapi::Describer::route::<H::Route>()),
         });
@@ -111,8 +117,15 @@ impl<S: 'static> App<S> {
 
     /// Serves the live view `V` on its typed route (`V::Route`): the first answer is its
     /// whole page, mounted and rendered on the server (see [`crate::live`]).
+    /// The same path, asked for a WebSocket, is the page's socket; the client script
+    /// is served once for all views, at [`crate::live`]'s content-hashed path.
     pub fn live<V: crate::live::LiveView<AppState = S>>(self) -> Self {
-        self.route::<_, crate::live::MountArgs<V>>(crate::live::page::<V>())
+        let script = crate::live::client_path();
+        let mut app = self;
+        if !app.routes.iter().any(|r| r.pattern == script) {
+            app = app.insert(script, Method::GET, "the live views' client script", crate::live::ClientScript);
+        }
+        app.route::<_, crate::live::MountArgs<V>>(crate::live::page::<V>())
     }
 
     /// Registers a handler under a raw `matchit` pattern, for framework parts (static
@@ -130,6 +143,7 @@ impl<S: 'static> App<S> {
             name: name.into(),
             handler: Arc::new(Erased::new(handler)),
             stream_limit: None,
+            websocket: H::WEBSOCKET,
             #[cfg(feature = "openapi")]
             describer: None,
         });
@@ -143,6 +157,41 @@ impl<S: 'static> App<S> {
             self.needs_key = Some((Cow::Borrowed("the fallback"), extractor));
         }
         self.fallback = Some(Arc::new(Erased::new(handler)));
+        self
+    }
+
+    /// Answers every rejection of requests under `prefix` as RFC 9457 problem details
+    /// (`application/problem+json`): kiln's own (no route, a method not allowed, an
+    /// extractor's refusal, a rate limit, an invalid input with its `errors` listed)
+    /// and a [`Rejection`] a handler returns. Elsewhere, rejections render as before
+    /// ([`on_rejection`](Self::on_rejection)), so pages keep their HTML. `/api` covers
+    /// `/api` and `/api/...`; `/` covers the whole app; call it again for another prefix.
+    ///
+    /// ```
+    /// use kiln::{App, Json, Route};
+    ///
+    /// #[derive(Route)]
+    /// #[route(POST, "/api/echo")]
+    /// struct Echo;
+    ///
+    /// async fn echo(_: Echo, Json(v): Json<serde_json::Value>) -> Json<serde_json::Value> {
+    ///     Json(v)
+    /// }
+    ///
+    /// let app = App::new(|_| ()).route(echo).problem_json("/api");
+    /// let mut client = kiln::test::TestClient::new(app);
+    /// let res = client.request("POST", "/api/echo").header("content-type", "application/json").body("{").send();
+    /// assert_eq!(res.status(), 400);
+    /// assert_eq!(res.header("content-type"), Some("application/problem+json"));
+    /// let problem: serde_json::Value = res.json();
+    /// assert_eq!(problem["status"], 400);
+    /// assert_eq!(problem["instance"], "/api/echo");
+    /// assert_eq!(client.get("/elsewhere").header("content-type"), Some("text/plain; charset=utf-8"));
+    /// assert_eq!(client.get("/api/nothing").json::<serde_json::Value>()["status"], 404);
+    /// ```
+    pub fn problem_json(mut self, prefix: &str) -> Self {
+        let problems = self.config.problems.get_or_insert_with(Default::default);
+        Arc::make_mut(problems).add(prefix);
         self
     }
 
@@ -342,6 +391,10 @@ impl<S: 'static> App<S> {
     /// Checks the routes (conflicts, patterns) and settings, and prepares the
     /// per-worker factory.
     pub fn build(self) -> Result<AppFactory<S>, BuildError> {
+        #[cfg(feature = "openapi")]
+        if self.served.is_some() {
+            return crate::openapi::install_served(self).build();
+        }
         if let Some(e) = self.invalid {
             return Err(e);
         }
@@ -352,7 +405,14 @@ impl<S: 'static> App<S> {
             );
             return Err(BuildError::Setting { setting: "secret_key", reason });
         }
-        let router = Router::build(self.routes, self.fallback)?;
+        let (mut routes, mut fallback) = (self.routes, self.fallback);
+        if let Some(problems) = &self.config.problems {
+            for route in &mut routes {
+                route.handler = crate::problem::scope(problems, route.handler.clone());
+            }
+            fallback = fallback.map(|handler| crate::problem::scope(problems, handler));
+        }
+        let router = Router::build(routes, fallback)?;
         let log = self.log.map(|log| log.trusted_proxies(self.config.trusted_proxies.clone()));
         Ok(AppFactory::new(router, self.config, self.trailing_slash, self.state, log))
     }
@@ -387,6 +447,22 @@ impl<S> App<S> {
     /// Each described route: pattern, method and description.
     pub(crate) fn described_routes(&self) -> impl Iterator<Item = (&str, &Method, crate::openapi::Describer)> {
         self.routes.iter().filter_map(|e| Some((&*e.pattern, &e.method, e.describer?)))
+    }
+
+    /// Keeps what [`openapi_routes`](Self::openapi_routes) asked for until the build.
+    pub(crate) fn serve_openapi(mut self, served: crate::openapi::Served) -> Self {
+        self.served = Some(served);
+        self
+    }
+
+    /// Takes what [`openapi_routes`](Self::openapi_routes) asked for, to install it.
+    pub(crate) fn take_served(&mut self) -> Option<crate::openapi::Served> {
+        self.served.take()
+    }
+
+    /// The prefixes whose rejections are problem details.
+    pub(crate) fn problems(&self) -> Option<&crate::problem::Problems> {
+        self.config.problems.as_deref()
     }
 
     /// The public URL, the document's server.

@@ -1,5 +1,6 @@
 //! What an app decides once and every request reads: the body limit, how rejections
-//! are rendered, the public URL, and the secret key and policy of signed cookies.
+//! are rendered (and where as problem details), the public URL, and the secret key and
+//! policy of signed cookies.
 
 use std::cell::RefCell;
 use std::sync::Arc;
@@ -9,6 +10,7 @@ use kiln_http::{Response, TrustedProxies};
 
 use crate::key::Key;
 use crate::layers::Layers;
+use crate::problem::{self, Problems};
 use crate::rejection::Rejection;
 use crate::secure_headers::SecureHeaders;
 
@@ -38,6 +40,8 @@ pub(crate) struct Config {
     pub(crate) layers: Layers,
     /// `Link` lines of a `103 Early Hints` for page requests ([`App::early_hints`](crate::App::early_hints)).
     pub(crate) early_hints: Option<Arc<[u8]>>,
+    /// The path prefixes whose rejections are problem details ([`App::problem_json`](crate::App::problem_json)).
+    pub(crate) problems: Option<Arc<Problems>>,
 }
 
 impl Default for Config {
@@ -53,6 +57,7 @@ impl Default for Config {
             secure_headers: None,
             layers: Layers::default(),
             early_hints: None,
+            problems: None,
         }
     }
 }
@@ -70,6 +75,19 @@ impl Config {
     /// happen before a handler runs.
     pub(crate) fn reject(&self, rejection: &Rejection, res: &mut Response) {
         render_with(self.render.as_deref(), rejection, res);
+    }
+
+    /// Renders a rejection of routing itself (no route, a method not allowed, a rate
+    /// limit), for a request for `path`: as problem details if the app asked for them
+    /// there, else as [`reject`](Self::reject) does.
+    pub(crate) fn reject_at(&self, path: &str, rejection: &Rejection, res: &mut Response) {
+        match &self.problems {
+            Some(problems) if problems.covers(path) => {
+                problem::render(rejection, Some(path), res);
+                add_headers(rejection, res);
+            }
+            _ => self.reject(rejection, res),
+        }
     }
 
     /// Runs `fill`, a handler's output filling the response, with this app's renderer
@@ -98,10 +116,17 @@ pub(crate) fn reject_returned(rejection: &Rejection, res: &mut Response) {
 }
 
 fn render_with(render: Option<&RenderRejection>, rejection: &Rejection, res: &mut Response) {
-    match render {
-        Some(render) => render(rejection, res),
-        None => rejection.render_plain(res),
+    if !problem::render_in_scope(rejection, res) {
+        match render {
+            Some(render) => render(rejection, res),
+            None => rejection.render_plain(res),
+        }
     }
+    add_headers(rejection, res);
+}
+
+/// The headers a rejection's status requires, unless the renderer set them.
+fn add_headers(rejection: &Rejection, res: &mut Response) {
     if let Rejection::MethodNotAllowed(r) = rejection {
         // RFC 9110 §15.5.6: a 405 must list the allowed methods.
         if !res.has_header("allow") {

@@ -93,6 +93,10 @@ impl<S: 'static> Service for AppService<S> {
     fn body_mode(&self, req: &Request<'_>) -> kiln_http::BodyMode {
         self.inner.body_mode(req)
     }
+
+    fn extended_connect(&self) -> bool {
+        self.inner.extended_connect()
+    }
 }
 
 /// Routes a worker's requests with its state.
@@ -115,15 +119,19 @@ impl<S: 'static> Routed<S> {
             let keying = Keying { trusted_proxies: &config.trusted_proxies, secret: config.key.as_ref() };
             let route = found.as_ref().map(|(_, endpoint, _)| &*endpoint.pattern);
             if let Err(refused) = config.layers.rate_limit(&req, route, &keying) {
-                config.reject(&refused.into(), res);
+                config.reject_at(path, &refused.into(), res);
                 return (found.map(|(index, ..)| index), Dispatch::Done);
             }
         }
         let Some((index, endpoint, params)) = found else {
             return (None, self.miss(req, path, res));
         };
-        let Some(handler) = endpoint.handler(req.method()) else {
-            shared.config.reject(&MethodNotAllowed::new(req.method(), &endpoint.allow).into(), res);
+        let handler = match req.protocol() {
+            Some(protocol) => endpoint.tunnel(protocol),
+            None => endpoint.handler(req.method()),
+        };
+        let Some(handler) = handler else {
+            shared.config.reject_at(path, &MethodNotAllowed::new(req.method(), &endpoint.allow).into(), res);
             return (Some(index), Dispatch::Done);
         };
         let cx = RequestContext {
@@ -167,7 +175,7 @@ impl<S: 'static> Routed<S> {
                 fallback.start(&cx, res)
             }
             None => {
-                shared.config.reject(&NotFound::new(format!("no route for {path}")).into(), res);
+                shared.config.reject_at(path, &NotFound::new(format!("no route for {path}")).into(), res);
                 Dispatch::Done
             }
         }
@@ -227,6 +235,11 @@ impl<S: 'static> Service for Routed<S> {
     /// an app without any answers at once, without routing.
     fn body_mode(&self, req: &Request<'_>) -> kiln_http::BodyMode {
         self.shared.router.body_mode(req.path(), req.method())
+    }
+
+    /// Offered when a route takes a WebSocket handshake: it answers over HTTP/2 too.
+    fn extended_connect(&self) -> bool {
+        self.shared.router.websockets
     }
 }
 

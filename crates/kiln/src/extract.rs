@@ -128,6 +128,11 @@ pub trait FromRequest<S>: Sized {
     #[doc(hidden)]
     const AWAITS: bool = false;
 
+    /// Whether this is a WebSocket handshake: a route taking one also answers an
+    /// HTTP/2 extended CONNECT (RFC 8441), which the app's connections then offer.
+    #[doc(hidden)]
+    const WEBSOCKET: bool = false;
+
     /// Builds the value, or says why the request is refused.
     fn from_request(cx: &RequestContext<'_, S>) -> Result<Self, Rejection>;
 
@@ -216,6 +221,10 @@ pub trait FromRequestAsync<S>: Sized {
     #[doc(hidden)]
     const NEEDS_SECRET_KEY: Option<&'static str> = None;
 
+    /// Whether this is a WebSocket handshake (see [`FromRequest`]).
+    #[doc(hidden)]
+    const WEBSOCKET: bool = false;
+
     /// Builds the value, or says why the request is refused.
     fn from_request_async(cx: RequestContext<'_, S>) -> impl Future<Output = Result<Self, Rejection>>;
 
@@ -232,6 +241,7 @@ pub trait FromRequestAsync<S>: Sized {
 impl<S, T: FromRequest<S>> FromRequestAsync<S> for T {
     const AWAITS: bool = T::AWAITS;
     const NEEDS_SECRET_KEY: Option<&'static str> = T::NEEDS_SECRET_KEY;
+    const WEBSOCKET: bool = T::WEBSOCKET;
 
     fn from_request_async(cx: RequestContext<'_, S>) -> impl Future<Output = Result<Self, Rejection>> {
         T::from_request_awaiting(cx)

@@ -43,6 +43,10 @@ pub trait Handler<Args, S>: Send + Sync + 'static {
     #[doc(hidden)]
     const NEEDS_SECRET_KEY: Option<&'static str> = None;
 
+    /// Whether an argument is a WebSocket handshake.
+    #[doc(hidden)]
+    const WEBSOCKET: bool = false;
+
     /// Extracts the arguments and starts the handler.
     #[doc(hidden)]
     fn start<'a>(&'a self, cx: &RequestContext<'a, S>, res: &'a mut Response) -> Dispatch<'a>;
@@ -56,6 +60,7 @@ where
     S: 'static,
 {
     const NEEDS_SECRET_KEY: Option<&'static str> = Args::NEEDS_SECRET_KEY;
+    const WEBSOCKET: bool = Args::WEBSOCKET;
 
     fn start<'a>(&'a self, cx: &RequestContext<'a, S>, res: &'a mut Response) -> Dispatch<'a> {
         let config = cx.config();
@@ -128,6 +133,9 @@ pub trait Arguments<S>: Sized {
     /// Whether any argument is a [`FromRequestAsync`] that waits.
     const AWAITS: bool;
 
+    /// Whether any argument is a WebSocket handshake.
+    const WEBSOCKET: bool;
+
     /// Builds every argument at once (none waits), or says why the request is refused.
     fn extract(cx: &RequestContext<'_, S>) -> Result<Self, Rejection>;
 
@@ -173,6 +181,7 @@ macro_rules! handler {
         impl<S, $($arg: FromRequestAsync<S>,)*> Arguments<S> for ($($arg,)*) {
             const NEEDS_SECRET_KEY: Option<&'static str> = first_named(&[$($arg::NEEDS_SECRET_KEY),*]);
             const AWAITS: bool = false $(|| $arg::AWAITS)*;
+            const WEBSOCKET: bool = false $(|| $arg::WEBSOCKET)*;
 
             fn extract(cx: &RequestContext<'_, S>) -> Result<Self, Rejection> {
                 Ok(($($arg::from_request_now(cx)?,)*))

@@ -56,7 +56,8 @@
 //!   its route and body types and returns its output type.
 //! - **WebSocket** on a typed route ([`ws::WebSocketUpgrade`]): RFC 6455 with
 //!   permessage-deflate, a heartbeat, bounded queues and limits, closed with 1001 on
-//!   drain; the Autobahn testsuite runs against it (`scripts/autobahn`).
+//!   drain, as an HTTP/1.1 upgrade or an HTTP/2 stream (RFC 8441); the Autobahn
+//!   testsuite runs against it (`scripts/autobahn`).
 //! - **Live views** ([`live`]): typed state on the server rendered with
 //!   [`live_html!`], typed events from the page, only the slots that changed sent back
 //!   (lists by key, as moves); driven in tests by [`live::LiveTest`].
@@ -108,6 +109,7 @@ mod csrf;
 pub mod db;
 mod dispatch;
 mod extract;
+mod fields;
 mod form;
 mod form_data;
 mod handler;
@@ -126,6 +128,7 @@ pub mod middleware;
 pub mod multipart;
 #[cfg(feature = "openapi")]
 pub mod openapi;
+mod problem;
 pub mod realtime;
 pub mod rejection;
 mod response;
@@ -155,6 +158,7 @@ pub use cookie::{Cookies, SetCookie};
 pub use csrf::{CSRF_COOKIE, CSRF_FIELD, CSRF_HEADER, Csrf, CsrfField, CsrfGuard};
 pub use dispatch::{AppFactory, AppService};
 pub use extract::{FromRequest, FromRequestAsync, Headers, RequestContext, RequestHead, State};
+pub use fields::{CookieFields, HeaderFields};
 pub use form::{Form, Query};
 pub use handler::{Handler, RouteHandler};
 pub use health::{Healthz, healthz};
@@ -166,6 +170,7 @@ pub use link::{Absolute, PublicUrl};
 pub use make::{IntoMakeService, MakeService, StateError};
 #[cfg(feature = "maud")]
 pub use maud_render::{Int, Rendered, Reserve, Text};
+pub use problem::PROBLEM_JSON;
 pub use rejection::Rejection;
 pub use response::{Css, Header, IntoResponse, IntoResponseParts, JavaScript, Redirect, Rss, Typed, Xml};
 pub use route::Route;

@@ -61,6 +61,10 @@ impl<M: Middleware, S: Service> Service for Wrapped<M, S> {
     fn body_mode(&self, req: &Request<'_>) -> kiln_http::BodyMode {
         self.inner.body_mode(req)
     }
+
+    fn extended_connect(&self) -> bool {
+        self.inner.extended_connect()
+    }
 }
 
 /// A [`MakeService`](crate::MakeService) whose services are wrapped in a middleware;

@@ -299,6 +299,87 @@ impl From<TooManyRequests> for Rejection {
     }
 }
 
+/// Input that parsed but breaks its declared constraints (422): every failing field,
+/// with its path and why (`kiln::Valid`, feature `validate`). Rendered as text, one line a
+/// field; as `application/problem+json`, the fields are the `errors` member.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InvalidInput {
+    fields: Vec<FieldError>,
+}
+
+/// One field of an [`InvalidInput`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FieldError {
+    path: String,
+    message: String,
+}
+
+impl FieldError {
+    /// The field at `path` (`address.zip`, `tags[2]`; empty for the value itself),
+    /// failing for `message`.
+    pub fn new(path: impl Into<String>, message: impl Into<String>) -> Self {
+        FieldError { path: path.into(), message: message.into() }
+    }
+
+    /// The field's path in Rust's notation: `address.zip`, `tags[2]`; empty for the
+    /// value itself.
+    pub fn path(&self) -> &str {
+        &self.path
+    }
+
+    /// The same path as a JSON Pointer (RFC 6901): `/address/zip`, `/tags/2`; empty
+    /// for the value itself.
+    pub fn pointer(&self) -> String {
+        let mut pointer = String::new();
+        for segment in self.path.split(['.', '[']).filter(|s| !s.is_empty()) {
+            let segment = segment.strip_suffix(']').unwrap_or(segment);
+            pointer.push('/');
+            pointer.push_str(&segment.replace('~', "~0").replace('/', "~1"));
+        }
+        pointer
+    }
+
+    /// Why the field fails.
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+}
+
+impl InvalidInput {
+    /// The status code this rejection answers with.
+    pub const STATUS: StatusCode = StatusCode::UNPROCESSABLE_ENTITY;
+
+    /// A refusal listing `fields`.
+    pub fn new(fields: Vec<FieldError>) -> Self {
+        InvalidInput { fields }
+    }
+
+    /// Every failing field.
+    pub fn fields(&self) -> &[FieldError] {
+        &self.fields
+    }
+}
+
+/// `invalid input:` and a line per field, `path: message` (`value` for the value itself).
+impl fmt::Display for InvalidInput {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("invalid input:")?;
+        for field in &self.fields {
+            let path = if field.path.is_empty() { "value" } else { &field.path };
+            write!(f, "\n{path}: {}", field.message)?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for InvalidInput {}
+
+impl From<InvalidInput> for Rejection {
+    fn from(r: InvalidInput) -> Self {
+        Rejection::InvalidInput(r)
+    }
+}
+
 /// Any rejection: what the app's rejection renderer receives.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
@@ -315,6 +396,7 @@ pub enum Rejection {
     MalformedJson(MalformedJson),
     InvalidJson(InvalidJson),
     InvalidForm(InvalidForm),
+    InvalidInput(InvalidInput),
     InvalidCsrfToken(InvalidCsrfToken),
     Unauthorized(Unauthorized),
     Conflict(Conflict),
@@ -350,6 +432,7 @@ impl Rejection {
             Rejection::MalformedJson(_) => MalformedJson::STATUS,
             Rejection::InvalidJson(_) => InvalidJson::STATUS,
             Rejection::InvalidForm(_) => InvalidForm::STATUS,
+            Rejection::InvalidInput(_) => InvalidInput::STATUS,
             Rejection::InvalidCsrfToken(_) => InvalidCsrfToken::STATUS,
             Rejection::Unauthorized(_) => Unauthorized::STATUS,
             Rejection::Conflict(_) => Conflict::STATUS,
@@ -385,6 +468,7 @@ impl fmt::Display for Rejection {
             Rejection::MalformedJson(r) => r.fmt(f),
             Rejection::InvalidJson(r) => r.fmt(f),
             Rejection::InvalidForm(r) => r.fmt(f),
+            Rejection::InvalidInput(r) => r.fmt(f),
             Rejection::InvalidCsrfToken(r) => r.fmt(f),
             Rejection::Unauthorized(r) => r.fmt(f),
             Rejection::Conflict(r) => r.fmt(f),

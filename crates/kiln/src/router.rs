@@ -29,6 +29,8 @@ pub(crate) struct RouteEntry<S> {
     pub(crate) handler: Arc<dyn ErasedHandler<S>>,
     /// The body limit of a route whose body is streamed (`App::stream_body`).
     pub(crate) stream_limit: Option<u64>,
+    /// The handler takes a WebSocket handshake.
+    pub(crate) websocket: bool,
     /// How the API document describes it; `None` for kiln's own routes (static files).
     #[cfg(feature = "openapi")]
     pub(crate) describer: Option<crate::openapi::Describer>,
@@ -47,6 +49,8 @@ pub(crate) struct Endpoint<S> {
     /// The `Allow` header for a 405, rendered once at start-up.
     pub(crate) allow: String,
     get: Option<usize>,
+    /// The `GET` handler takes a WebSocket handshake: it answers extended CONNECT too.
+    websocket: bool,
     /// Methods whose bodies are streamed, with their limits.
     streamed: Vec<(Method, u64)>,
 }
@@ -63,6 +67,16 @@ impl<S> Endpoint<S> {
             _ => None,
         }
     }
+
+    /// The handler for an HTTP/2 extended CONNECT asking for `protocol` (RFC 8441):
+    /// a `websocket` one is the WebSocket route's, as its HTTP/1.1 upgrade is, so that
+    /// one route serves both.
+    pub(crate) fn tunnel(&self, protocol: &str) -> Option<&dyn ErasedHandler<S>> {
+        match self.get {
+            Some(i) if self.websocket && protocol.eq_ignore_ascii_case("websocket") => Some(&*self.methods[i].1),
+            _ => None,
+        }
+    }
 }
 
 /// The checked table: a `matchit` router over the endpoints, and the fallback.
@@ -72,6 +86,8 @@ pub(crate) struct Router<S> {
     pub(crate) fallback: Option<Arc<dyn ErasedHandler<S>>>,
     /// Whether any route streams its body: if none, nothing is looked up.
     streams: bool,
+    /// Whether any route takes a WebSocket handshake.
+    pub(crate) websockets: bool,
 }
 
 impl<S> Router<S> {
@@ -99,6 +115,7 @@ impl<S> Router<S> {
                         methods: Vec::new(),
                         allow: String::new(),
                         get: None,
+                        websocket: false,
                         streamed: Vec::new(),
                     });
                     owners.push(Vec::new());
@@ -109,6 +126,9 @@ impl<S> Router<S> {
                 return Err(BuildError::Conflict { first: first.describe(), second: entry.describe() });
             }
             endpoints[index].methods.push((entry.method.clone(), Arc::clone(&entry.handler)));
+            if entry.method == Method::GET && entry.websocket {
+                endpoints[index].websocket = true;
+            }
             if let Some(limit) = entry.stream_limit {
                 endpoints[index].streamed.push((entry.method.clone(), limit));
             }
@@ -123,7 +143,8 @@ impl<S> Router<S> {
             endpoint.allow = allow.join(", ");
         }
         let streams = endpoints.iter().any(|e| !e.streamed.is_empty());
-        Ok(Router { router, endpoints, fallback, streams })
+        let websockets = endpoints.iter().any(|e| e.websocket);
+        Ok(Router { router, endpoints, fallback, streams, websockets })
     }
 
     /// The endpoint whose pattern matches `path`, with its index in

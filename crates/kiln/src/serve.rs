@@ -126,6 +126,10 @@ impl<S: Service> Service for Watched<S> {
     fn body_mode(&self, req: &Request<'_>) -> kiln_http::BodyMode {
         self.inner.as_ref().map_or(kiln_http::BodyMode::Buffer, |inner| inner.body_mode(req))
     }
+
+    fn extended_connect(&self) -> bool {
+        self.inner.as_ref().is_some_and(Service::extended_connect)
+    }
 }
 
 /// A running app: what [`serve`] returns. Dropping it shuts the server down without

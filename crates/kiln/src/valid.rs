@@ -2,15 +2,12 @@
 //! `Valid<Query<T>>` check `T`'s constraints, declared once on `T` with garde, when the
 //! extractor runs; the API document shows the same constraints in `T`'s schema.
 
-use std::fmt::Write;
-
 use garde::Validate;
-use kiln_http::StatusCode;
 
 use crate::extract::{FromRequest, RequestContext};
 use crate::form::{Form, Query};
 use crate::json::Json;
-use crate::rejection::Rejection;
+use crate::rejection::{FieldError, InvalidInput, Rejection};
 
 /// An extractor whose value passed its checks: `Valid(Json(page)): Valid<Json<NewPage>>`
 /// where `NewPage` derives `garde::Validate`.
@@ -86,13 +83,8 @@ where
     }
 }
 
-/// The `422`: one line per failing field, `path: message`, by path (garde's order).
+/// The `422`, listing every failing field by path (garde's order).
 fn refusal(report: &garde::Report) -> Rejection {
-    let mut message = String::from("invalid input:");
-    for (path, error) in report.iter() {
-        let path = path.to_string();
-        let path = if path.is_empty() { "value" } else { &path };
-        let _ = write!(message, "\n{path}: {}", error.message());
-    }
-    Rejection::custom(StatusCode::UNPROCESSABLE_ENTITY, message)
+    let fields = report.iter().map(|(path, error)| FieldError::new(path.to_string(), error.message())).collect();
+    InvalidInput::new(fields).into()
 }

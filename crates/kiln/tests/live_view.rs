@@ -381,20 +381,35 @@ impl LiveView for Profile {
 
 #[test]
 fn live_page_first_answer_is_the_whole_page_on_its_typed_route() {
-    let app = kiln::App::new(|_| vec!["ann".to_owned(), "<bob>".to_owned()]).live::<Profile>();
+    let app = kiln::App::new(|_| vec!["ann".to_owned(), "<bob>".to_owned()])
+        .secret_key(kiln::Key::generate())
+        .live::<Profile>();
     let mut client = kiln::test::TestClient::new(app);
     let res = client.get(&ProfilePage { id: 1 });
     assert_eq!(res.status(), 200);
     assert_eq!(res.header("content-type"), Some("text/html; charset=utf-8"));
     let view = Profile { name: "<bob>".into(), likes: 0 };
     let fingerprint = format!("{:016x}", view.render().part().statics().fingerprint());
+    // The container carries the page's token (checked by `live_socket.rs`) and is
+    // followed by the client script.
+    let text = res.text();
+    let (head, rest) = text.split_once(" data-kiln-token=\"").expect("a token");
+    let (_token, rest) = rest.split_once('"').expect("the token ends");
     assert_eq!(
-        res.text(),
+        head,
         format!(
             "<!DOCTYPE html><html lang=\"en\"><head><title>Profile of &lt;bob&gt;</title></head><body><main>\
-             <div data-kiln-live=\"{fingerprint}\"><h1>&lt;bob&gt;</h1>\
-             <button type=\"button\" data-kiln-click=\"&quot;Like&quot;\">0 likes</button></div></main></body></html>"
+             <div data-kiln-live=\"{fingerprint}\""
         )
+    );
+    let (view_html, script) = rest.split_once("</div>").expect("the container ends");
+    assert_eq!(
+        view_html,
+        "><h1>&lt;bob&gt;</h1><button type=\"button\" data-kiln-click=\"&quot;Like&quot;\">0 likes</button>"
+    );
+    assert!(
+        script.starts_with("<script src=\"/_kiln/live.") && script.ends_with("</script></main></body></html>"),
+        "{script}"
     );
     // Joined statics and slots are what the test harness shows for the same state.
     assert!(res.text().contains(&LiveTest::new(view).html()));

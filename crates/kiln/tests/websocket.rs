@@ -169,6 +169,21 @@ fn a_bad_handshake_is_refused_with_400_or_426() {
 }
 
 #[test]
+fn a_handshake_with_two_sec_websocket_keys_is_refused_with_400() {
+    // RFC 6455 §11.3.1: the field appears once; two keys were answered 101.
+    let serving = start();
+    let mut s = connect(serving.local_addr());
+    let head = request(
+        &mut s,
+        &format!(
+            "GET /ws/echo HTTP/1.1\r\nHost: a\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\
+             Sec-WebSocket-Version: 13\r\nSec-WebSocket-Key: {KEY}\r\nSec-WebSocket-Key: {KEY}\r\n\r\n"
+        ),
+    );
+    assert!(head.starts_with("HTTP/1.1 400 "), "{head}");
+}
+
+#[test]
 fn text_and_binary_are_echoed_as_sent() {
     let serving = start();
     let (mut s, _) = handshake(serving.local_addr(), "/ws/echo", "");

@@ -100,6 +100,7 @@ pub(crate) fn parse_head(buf: &[u8], limits: &Limits, head: &mut Head) -> Result
     head.target = span(origin_form(target.as_bytes())?);
     head.version = Some(version);
     head.headers.clear();
+    head.protocol = 0..0;
 
     let mut hosts = 0u32;
     let mut content_length: Option<u64> = None;
@@ -339,6 +340,7 @@ fn rejection_for(e: httparse::Error, buf: &[u8]) -> Rejection {
         httparse::Error::Version if names_other_http_version(buf) => {
             reject(StatusCode::HTTP_VERSION_NOT_SUPPORTED, "HTTP version not supported")
         }
+        httparse::Error::Version if lacks_version(buf) => reject(BAD, "request line without an HTTP version"),
         httparse::Error::Version => reject(BAD, "malformed request line"),
         httparse::Error::Token => reject(BAD, "invalid request target"),
         httparse::Error::HeaderName => reject(BAD, "invalid header name"),
@@ -346,6 +348,14 @@ fn rejection_for(e: httparse::Error, buf: &[u8]) -> Rejection {
         httparse::Error::NewLine => reject(BAD, "invalid line ending"),
         httparse::Error::Status => reject(BAD, "malformed request"),
     }
+}
+
+/// Whether the request line ends after its target, with no `HTTP/1.x` (RFC 9112 §3:
+/// the version is part of every request line; HTTP/0.9's `GET /` is not served).
+fn lacks_version(buf: &[u8]) -> bool {
+    let line_end = buf.iter().position(|&b| b == b'\n').unwrap_or(buf.len());
+    let line = buf[..line_end].strip_suffix(b"\r").unwrap_or(&buf[..line_end]);
+    line.trim_ascii_end().split(|&b| b == b' ').count() == 2
 }
 
 /// Where the minor digit sits when the request line ends in `HTTP/1.y` with y above 1.
@@ -506,6 +516,14 @@ mod tests {
         assert_eq!(&raw[head.headers[1].value.start as usize..head.headers[1].value.end as usize], b"y");
         assert_eq!(status_of(b"GET / HTTP/1.9\r\n\r\n"), 400, "still needs its Host");
         assert_eq!(status_of(b"GET / HTTP/2.0\r\nHost: x\r\n\r\n"), 505);
+    }
+
+    #[test]
+    fn a_request_line_without_a_version_gets_400_naming_it() {
+        for raw in [&b"GET / \r\n\r\n"[..], b"GET / \r\nHost: a\r\n\r\n"] {
+            let refused = parse(raw).unwrap_err();
+            assert_eq!((refused.status.as_u16(), refused.reason), (400, "request line without an HTTP version"));
+        }
     }
 
     #[test]

@@ -35,6 +35,9 @@ pub(crate) struct Facts {
     pub(crate) content_length: Option<u64>,
     /// `HEAD`: the response goes without its body.
     pub(crate) is_head: bool,
+    /// A CONNECT (RFC 9113 §8.5), extended (RFC 8441 §4) or not: the service is called
+    /// at once, its stream a tunnel once answered `2xx` with an upgrade.
+    pub(crate) tunnel: bool,
 }
 
 /// The limits a header block is decoded under.
@@ -44,6 +47,9 @@ pub(crate) struct Bounds {
     pub(crate) list: usize,
     /// Most fields one request may carry.
     pub(crate) fields: usize,
+    /// `:protocol` is accepted: SETTINGS_ENABLE_CONNECT_PROTOCOL was sent (RFC 8441 §3;
+    /// without it the field is malformed, as for a server that never heard of it).
+    pub(crate) connect_protocol: bool,
 }
 
 /// The decoding's state, kept by the callback, which cannot stop the decoder.
@@ -57,6 +63,7 @@ struct Build<'a> {
     method: Option<Range<u32>>,
     path: Option<Range<u32>>,
     authority: Option<Range<u32>>,
+    protocol: Option<Range<u32>>,
     scheme: bool,
     cookies: Vec<Range<u32>>,
     facts: Facts,
@@ -73,6 +80,7 @@ pub(crate) fn request(
 ) -> Result<Facts, Bad> {
     buf.clear();
     head.headers.clear();
+    head.protocol = 0..0;
     head.version = Some(Version::Http2);
     let mut b = Build::new(buf, head, bounds, false);
     decoder.decode(block, |name, value| b.field(name, value)).map_err(|_| Bad::Compression)?;
@@ -102,6 +110,7 @@ impl<'a> Build<'a> {
             method: None,
             path: None,
             authority: None,
+            protocol: None,
             scheme: false,
             cookies: Vec::new(),
             facts: Facts::default(),
@@ -174,6 +183,7 @@ impl<'a> Build<'a> {
             b"method" => &mut self.method,
             b"path" => &mut self.path,
             b"authority" => &mut self.authority,
+            b"protocol" if self.bounds.connect_protocol => &mut self.protocol,
             b"scheme" if !self.scheme => {
                 self.scheme = true;
                 return;
@@ -191,10 +201,24 @@ impl<'a> Build<'a> {
         }
         let Some(method) = self.method.clone() else { return Err(Bad::Malformed) };
         let is_connect = self.slice(&method) == b"CONNECT";
-        // §8.5: CONNECT names its authority, and has neither scheme nor path.
-        let target = if is_connect {
+        let target = if let Some(protocol) = self.protocol.clone() {
+            // RFC 8441 §4: `:protocol` only on a CONNECT, which then carries `:scheme`
+            // and `:path` (its target) beside `:authority`, as any request does.
+            match (&self.authority, &self.path) {
+                (Some(_), Some(path)) if is_connect && self.scheme && !path.is_empty() && !protocol.is_empty() => {
+                    self.head.protocol = protocol;
+                    self.facts.tunnel = true;
+                    path.clone()
+                }
+                _ => return Err(Bad::Malformed),
+            }
+        } else if is_connect {
+            // RFC 9113 §8.5: CONNECT names its authority, and has neither scheme nor path.
             match (&self.authority, &self.path, self.scheme) {
-                (Some(authority), None, false) => authority.clone(),
+                (Some(authority), None, false) => {
+                    self.facts.tunnel = true;
+                    authority.clone()
+                }
                 _ => return Err(Bad::Malformed),
             }
         } else {
@@ -258,7 +282,7 @@ mod tests {
     use super::*;
     use crate::request::Request;
 
-    const BOUNDS: Bounds = Bounds { list: 16 * 1024, fields: 100 };
+    const BOUNDS: Bounds = Bounds { list: 16 * 1024, fields: 100, connect_protocol: true };
 
     fn decode(fields: &[(&[u8], &[u8])]) -> Result<(Vec<u8>, Head, Facts), Bad> {
         let block = Encoder::new().encode(fields.iter().copied());
@@ -309,6 +333,39 @@ mod tests {
         assert_eq!(with(&[(b":method", b"GET")]), Some(Bad::Malformed));
         assert_eq!(decode(&[(b":method", b"GET"), (b":path", b"/")]).err(), Some(Bad::Malformed));
         assert_eq!(decode(&[(b":method", b"GET"), (b":scheme", b"http"), (b":path", b"")]).err(), Some(Bad::Malformed));
+    }
+
+    #[test]
+    fn an_extended_connect_reads_as_a_connect_to_its_path_with_its_protocol() {
+        let websocket: [(&[u8], &[u8]); 5] = [
+            (b":method", b"CONNECT"),
+            (b":protocol", b"websocket"),
+            (b":scheme", b"https"),
+            (b":authority", b"example.com"),
+            (b":path", b"/ws?room=1"),
+        ];
+        let (buf, head, facts) = decode(&websocket).unwrap();
+        assert!(facts.tunnel);
+        let req = Request { buf: &buf, head: &head, body: b"", stream: None, peer: "127.0.0.1:1".parse().unwrap() };
+        assert_eq!((req.method(), req.path(), req.protocol()), ("CONNECT", "/ws", Some("websocket")));
+        // RFC 8441 §4: `:scheme` and `:path` with `:protocol`; only on a CONNECT.
+        for left_out in [2, 3, 4] {
+            let fields: Vec<_> =
+                websocket.iter().enumerate().filter(|(i, _)| *i != left_out).map(|(_, f)| *f).collect();
+            assert_eq!(decode(&fields).err(), Some(Bad::Malformed), "without {:?}", websocket[left_out].0);
+        }
+        let mut get = websocket;
+        get[0].1 = b"GET";
+        assert_eq!(decode(&get).err(), Some(Bad::Malformed));
+        // Not offered (RFC 8441 §3): malformed, as for a server that never heard of it.
+        let block = Encoder::new().encode(websocket.iter().copied());
+        let (mut buf, mut head) = (Vec::new(), Head::default());
+        let bounds = Bounds { connect_protocol: false, ..BOUNDS };
+        assert_eq!(request(&mut Decoder::new(4096), &block, &mut buf, &mut head, bounds).err(), Some(Bad::Malformed));
+        // A plain CONNECT (RFC 9113 §8.5) has no protocol.
+        let (buf, head, facts) = decode(&[(b":method", b"CONNECT"), (b":authority", b"example.com:443")]).unwrap();
+        let req = Request { buf: &buf, head: &head, body: b"", stream: None, peer: "127.0.0.1:1".parse().unwrap() };
+        assert_eq!((req.method(), req.protocol(), facts.tunnel), ("CONNECT", None, true));
     }
 
     #[test]

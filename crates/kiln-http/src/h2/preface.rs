@@ -123,7 +123,9 @@ fn classify(seen: &[u8]) -> Option<Wire> {
 }
 
 /// Whether `seen` holds a whole first line whose last word has no `/`, so no
-/// `HTTP/x.y` (RFC 9112 §3): not an HTTP/1 request, malformed or not.
+/// `HTTP/x.y` (RFC 9112 §3), and whose second word is no origin-form target either
+/// (§3.2.1): not an HTTP/1 request, malformed or not. `GET / ` (the version left out)
+/// is a malformed HTTP/1 request, and gets its `400`.
 fn lacks_version(seen: &[u8]) -> bool {
     // RFC 9112 §2.2: empty lines before the request line are ignored, so they are no
     // first line of their own (an HTTP/1 client may send one after a POST's body).
@@ -132,7 +134,8 @@ fn lacks_version(seen: &[u8]) -> bool {
     let Some(end) = seen.iter().position(|&b| b == b'\n') else { return false };
     let line = seen[..end].strip_suffix(b"\r").unwrap_or(&seen[..end]);
     let last = line.rsplit(|&b| b == b' ').next().unwrap_or(line);
-    !last.contains(&b'/')
+    let target = line.split(|&b| b == b' ').nth(1).unwrap_or_default();
+    !last.contains(&b'/') && !target.starts_with(b"/")
 }
 
 #[cfg(test)]
@@ -153,6 +156,15 @@ mod tests {
         assert_eq!(classify(b"GET /\r\n"), Some(Wire::Http1));
         assert_eq!(classify(b"GET / HTTP/1.1"), Some(Wire::Http1));
         assert_eq!(classify(b"INVALID CONNECTION PREFACE\r\n\r\n"), Some(Wire::Neither));
+    }
+
+    #[test]
+    fn a_request_line_without_a_version_is_http1_s_to_refuse_with_400() {
+        // Issue 33.14: `GET / \r\n\r\n` was taken for an invalid preface and closed
+        // without a word; its target is an HTTP/1 one.
+        assert_eq!(classify(b"GET / \r\n\r\n"), Some(Wire::Http1));
+        assert_eq!(classify(b"GET /a?b \r\n"), Some(Wire::Http1));
+        assert_eq!(classify(b"GET\r\n"), Some(Wire::Neither));
     }
 
     #[test]

@@ -1,4 +1,7 @@
-//! WebSocket (RFC 6455) on an upgraded connection, with permessage-deflate (RFC 7692).
+//! WebSocket (RFC 6455) on an upgraded connection, with permessage-deflate (RFC 7692):
+//! an HTTP/1.1 connection after its `101`, or an HTTP/2 stream after an extended
+//! CONNECT's `200` (RFC 8441; the engine's `h2::engine::tunnel` makes the stream a
+//! byte stream both ways).
 //!
 //! The handshake is the framework's: it answers `101` with
 //! [`Response::set_upgrade`](crate::Response::set_upgrade) and, in the callback, makes

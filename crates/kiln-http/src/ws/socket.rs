@@ -12,7 +12,7 @@ use super::sender::{SendError, Shared, TrySendError, WsSender};
 use crate::upgrade::Upgraded;
 
 /// A server-side WebSocket (RFC 6455) on an upgraded HTTP/1.1 connection, plain or
-/// TLS: frames unmasked, fragments reassembled, text checked to be UTF-8 as it
+/// TLS, or on an HTTP/2 stream (RFC 8441, the stream as its connection): frames unmasked, fragments reassembled, text checked to be UTF-8 as it
 /// arrives, pings answered, a heartbeat that closes a dead peer with 1011, frame and
 /// message limits (1009), permessage-deflate when negotiated, a bounded send queue
 /// (see [`WsSender`] for its policy), and a close with 1001 when the server drains.

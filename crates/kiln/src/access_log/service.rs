@@ -79,6 +79,10 @@ impl<S: Service> Service for Logged<S> {
     fn body_mode(&self, req: &Request<'_>) -> kiln_http::BodyMode {
         self.inner.body_mode(req)
     }
+
+    fn extended_connect(&self) -> bool {
+        self.inner.extended_connect()
+    }
 }
 
 /// What one worker owns for logging; no lock, no atomic on the request path.

@@ -10,8 +10,30 @@
 //! between them. [`Mounted`] runs one view for one page and gives, after each change,
 //! the [`Diff`] to send; [`LiveTest`] drives a view in a test. The view's first answer
 //! is its whole page on its typed route, [`App::live::<View>()`](crate::App::live),
-//! readable without JavaScript. `docs/live.md` says what
-//! is built and what is not yet (the socket, the client script).
+//! readable without JavaScript, carrying a signed token; the client script connects
+//! the same path as a WebSocket with that token, and the server runs the view for the
+//! page there (see below). `docs/live.md` says what is built and what is not yet.
+//!
+//! # The socket
+//!
+//! - **Tied to its page.** The token is signed with the app's [`Key`](crate::Key) (an
+//!   app with a live view must have one) and names the view, the page's route with its
+//!   parameters and the visitor (the signed CSRF cookie); it expires
+//!   ([`Limits::token_ttl`]). A socket offering no token, a forged or expired one, or
+//!   one made for another view, page or visitor is answered 403. The view is mounted
+//!   again from the socket's own request: its state is never taken from the page.
+//! - **Events are checked.** Each is decoded into the view's event type; an invalid
+//!   event (malformed, not of the view's type) is answered `{"error": ".."}`, and the
+//!   [`Limits::max_errors`]th closes the socket with 1008; an event over the rate
+//!   ([`Limits::events_per_second`]) is answered and dropped (the socket stays: its
+//!   page's state would go with it); one over [`Limits::max_event_bytes`] closes the
+//!   socket with 1009.
+//! - **Bounded.** While more than [`Limits::max_unsent_bytes`] wait to be written, the
+//!   view changes without sending; once the page has read, one diff from what it last
+//!   got to the latest state goes. A socket never holds a queue of updates.
+//! - **A panic** in the view's code closes its socket with 1011; the worker goes on.
+//! - **Server push.** [`LiveView::connected`] subscribes the view to bus topics and
+//!   sets timers ([`LiveSocket`]), delivered through [`HandleInfo`].
 //!
 //! # The markup
 //!
@@ -61,26 +83,35 @@
 //! Page to server, an **event**: `{"event": value}` with the value of a
 //! `data-kiln-click` (and the other value events) as it was rendered, or
 //! `{"event": "Save", "form": "title=a&stars=4"}` with a form's fields URL-encoded.
-//! An event that does not decode into the view's type is an [`EventError`].
+//! An event that does not decode into the view's type is an [`EventError`], answered
+//! `{"error": "why"}` (an object no diff can be: its key is not a slot's index).
 
+mod client;
 mod diff;
 mod event;
+mod limits;
 mod list;
 mod mounted;
 mod page;
+mod push;
 mod replica;
+mod socket;
 mod testing;
+mod token;
 mod view;
 
 #[doc(hidden)]
 #[path = "rt.rs"]
 pub mod __rt;
 
+pub(crate) use client::{ClientScript, client_path};
 pub use diff::{Diff, Tracker};
 pub use event::{EventError, decode_event};
 pub use kiln_html::{Item, List, Live, Part, Slot, Statics};
+pub use limits::{EVENT_BURST, EVENTS_PER_SECOND, Limits, MAX_ERRORS, MAX_EVENT_BYTES, MAX_UNSENT_BYTES, TOKEN_TTL};
 pub use mounted::Mounted;
 pub(crate) use page::{MountArgs, page};
+pub use push::LiveSocket;
 pub use testing::LiveTest;
 pub use view::{HandleInfo, LiveView};
 

@@ -59,7 +59,14 @@ impl<V: LiveView> Mounted<V> {
         self.rerender()
     }
 
-    fn rerender(&mut self) -> Diff {
+    /// The view's state, to change without rendering: the socket coalesces changes
+    /// while its page is slow to read.
+    pub(crate) fn view_mut(&mut self) -> &mut V {
+        &mut self.view
+    }
+
+    /// Renders the view and gives what changed since the page was last sent.
+    pub(crate) fn rerender(&mut self) -> Diff {
         self.tracker.update(self.view.render().into_part())
     }
 }

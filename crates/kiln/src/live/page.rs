@@ -1,12 +1,19 @@
-//! A live view's first answer: its whole page over plain HTTP on its typed route,
-//! rendered from the state its `mount` built, so that it reads (and is crawled)
-//! without JavaScript. It mounts the view ([`LiveView::mount`]; a rejection answers
-//! instead), renders it into a `<div data-kiln-live>` and puts that into the view's
-//! [`page`](LiveView::page).
+//! A live view's route: its first answer is the whole page over plain HTTP, rendered
+//! from the state its `mount` built, so that it reads (and is crawled) without
+//! JavaScript; the same path, asked for a WebSocket, is the page's socket.
+//!
+//! The first answer mounts the view ([`LiveView::mount`]; a rejection answers
+//! instead), renders it into a `<div data-kiln-live>` carrying the page's token, links
+//! the client script after it, and puts both into the view's [`page`](LiveView::page).
+//! The socket's handshake must offer the subprotocol `kiln-live` and the token (the
+//! browser's `new WebSocket(url, ["kiln-live", token])`); the token is checked (this
+//! app's, not expired, for this view, this page and this visitor: else 403), the view
+//! is mounted again from the handshake's request (its state is rebuilt on the server,
+//! never taken from the page) and the socket runs it.
 //!
 //! ```
 //! use kiln::live::{Live, LiveView};
-//! use kiln::{App, Rejection, RequestContext, Route, live_html};
+//! use kiln::{App, Key, Rejection, RequestContext, Route, live_html};
 //! use serde::{Deserialize, Serialize};
 //!
 //! #[derive(Route)]
@@ -43,27 +50,39 @@
 //!     }
 //! }
 //!
-//! let app = App::new(|_| ()).live::<Greeting>();
+//! let app = App::new(|_| ()).secret_key(Key::generate()).live::<Greeting>();
 //! let mut client = kiln::test::TestClient::new(app);
 //! let page = client.get(&Hello { name: "<ann>".into() }).text();
 //! assert!(page.contains("<p>Hello, &lt;ann&gt; (0 waves)</p></div>"), "{page}");
+//! assert!(page.contains("data-kiln-token=") && page.contains("<script src=\"/_kiln/live."));
 //! ```
 
 use std::marker::PhantomData;
+use std::time::SystemTime;
 
-use kiln_http::Response;
+use kiln_http::{Request, Response, StatusCode};
 
-use crate::extract::{RequestContext, route_from_request};
+use crate::csrf::Csrf;
+use crate::extract::{FromRequest, RequestContext, route_from_request};
 use crate::handler::{Dispatch, Handler, RouteHandler};
+use crate::live::client::client_path;
+use crate::live::socket;
+use crate::live::token::{self, Claims, Refusal};
 use crate::live::view::LiveView;
-use crate::markup::{Flow, Fragment, PreEscaped};
+use crate::markup::{Asset, Flow, Fragment, PreEscaped};
+use crate::rejection::Rejection;
 use crate::response::IntoResponse;
+use crate::signed::app_key;
+use crate::ws::WebSocketUpgrade;
 
-/// The handler answering a live view's route with its whole page, which
-/// [`App::live`](crate::App::live) registers.
+/// The subprotocol a live view's socket speaks; the page's token is offered beside it.
+pub(crate) const PROTOCOL: &str = "kiln-live";
+
+/// The handler answering a live view's route with its whole page, or with its socket,
+/// which [`App::live`](crate::App::live) registers.
 pub(crate) struct LivePage<V>(PhantomData<fn() -> V>);
 
-/// The handler of `V`'s first answer.
+/// The handler of `V`'s route.
 pub(crate) fn page<V: LiveView>() -> LivePage<V> {
     LivePage(PhantomData)
 }
@@ -73,10 +92,30 @@ pub(crate) fn page<V: LiveView>() -> LivePage<V> {
 pub(crate) struct MountArgs<V>(PhantomData<fn() -> V>);
 
 impl<V: LiveView> Handler<MountArgs<V>, V::AppState> for LivePage<V> {
+    const NEEDS_SECRET_KEY: Option<&'static str> = Some("LiveView");
+
     fn start<'a>(&'a self, cx: &RequestContext<'a, V::AppState>, res: &'a mut Response) -> Dispatch<'a> {
         let config = cx.config();
-        let route = match route_from_request::<_, V::Route>(cx) {
-            Ok(route) => route,
+        let prepared = route_from_request::<_, V::Route>(cx).and_then(|route| {
+            let key = app_key(config, "LiveView")?;
+            // The visitor, by the signed CSRF cookie (set by the first answer if new).
+            let visitor = Csrf::from_request(cx)?;
+            let claims =
+                Claims { view: std::any::type_name::<V>(), page: &route.to_string(), visitor: visitor.token() };
+            if !is_upgrade(&cx.request()) {
+                let token = token::issue(key, &claims, V::LIMITS.token_ttl, SystemTime::now());
+                return Ok((route, Answer::Page(visitor, token)));
+            }
+            let ws = WebSocketUpgrade::from_request(cx)?;
+            let offered = ws.offered_protocols().iter().find(|p| *p != PROTOCOL);
+            offered
+                .ok_or(Refusal::Missing)
+                .and_then(|token| token::check(key, token, &claims, SystemTime::now()))
+                .map_err(|refusal| Rejection::custom(StatusCode::FORBIDDEN, refusal.reason()))?;
+            Ok((route, Answer::Socket(ws)))
+        });
+        let (route, answer) = match prepared {
+            Ok(prepared) => prepared,
             Err(rejection) => {
                 config.reject(&rejection, res);
                 return Dispatch::Done;
@@ -84,9 +123,19 @@ impl<V: LiveView> Handler<MountArgs<V>, V::AppState> for LivePage<V> {
         };
         let cx = cx.clone();
         Dispatch::Running(Box::pin(async move {
-            match V::mount(route, cx).await {
-                Ok(view) => config.rendering(|| first_answer(&view).into_response(res)),
-                Err(rejection) => config.reject(&rejection, res),
+            let view = match V::mount(route, cx).await {
+                Ok(view) => view,
+                Err(rejection) => return config.reject(&rejection, res),
+            };
+            match answer {
+                Answer::Page(visitor, token) => {
+                    config.rendering(|| (visitor, first_answer(&view, &token)).into_response(res))
+                }
+                Answer::Socket(ws) => ws
+                    .protocols([PROTOCOL])
+                    .max_message(V::LIMITS.max_event_bytes)
+                    .on_upgrade(move |socket| socket::run(view, socket))
+                    .into_response(res),
             }
         }))
     }
@@ -96,12 +145,29 @@ impl<V: LiveView> RouteHandler<MountArgs<V>, V::AppState> for LivePage<V> {
     type Route = V::Route;
 }
 
-/// The view's page with the view rendered in its container.
-fn first_answer<V: LiveView>(view: &V) -> Fragment<kiln_html::Document> {
+/// What the route answers once the view is mounted.
+enum Answer {
+    /// The page, for the visitor (whose CSRF cookie it sets when new), with its token.
+    Page(Csrf, String),
+    /// The page's socket, its token checked.
+    Socket(WebSocketUpgrade),
+}
+
+/// Whether the request asks for a WebSocket (RFC 6455 §4.1: `Upgrade: websocket`); the
+/// handshake's other parts are checked by [`WebSocketUpgrade`].
+fn is_upgrade(req: &Request<'_>) -> bool {
+    req.headers()
+        .filter(|(name, _)| name.eq_ignore_ascii_case("upgrade"))
+        .any(|(_, value)| value.trim_ascii().eq_ignore_ascii_case(b"websocket"))
+}
+
+/// The view's page with the view rendered in its container, and the client script.
+fn first_answer<V: LiveView>(view: &V, token: &str) -> Fragment<kiln_html::Document> {
     let live = view.render();
     let fingerprint = format!("{:016x}", live.part().statics().fingerprint());
     let container: Fragment<Flow> = crate::html! {
-        div data-kiln-live=(fingerprint) { (PreEscaped(live.to_html())) }
+        div data-kiln-live=(fingerprint) data-kiln-token=(token) { (PreEscaped(live.to_html())) }
+        script src=(Asset::new(client_path())) defer {}
     };
     view.page(container)
 }

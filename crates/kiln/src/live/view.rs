@@ -7,6 +7,8 @@ use serde::de::DeserializeOwned;
 
 use crate::extract::RequestContext;
 use crate::live::Live;
+use crate::live::limits::Limits;
+use crate::live::push::LiveSocket;
 use crate::markup::{Document, Flow, Fragment};
 use crate::rejection::Rejection;
 use crate::route::Route;
@@ -79,6 +81,10 @@ pub trait LiveView: Sized + 'static {
     /// sends can be `#[serde(skip_serializing)]`, so its payload need not serialise.
     type Event: DeserializeOwned;
 
+    /// The limits of the view's sockets: event size, rate, refusals, unsent bytes, and
+    /// how long a page's token lasts.
+    const LIMITS: Limits = Limits::DEFAULT;
+
     /// Builds the view's state from its route and the request that opens the page (its
     /// state, session and cookies through their extractors); a rejection answers the
     /// request instead.
@@ -86,6 +92,13 @@ pub trait LiveView: Sized + 'static {
         route: Self::Route,
         cx: RequestContext<'_, Self::AppState>,
     ) -> impl Future<Output = Result<Self, Rejection>>;
+
+    /// Called once the page's socket is up, before the mount message is sent: the
+    /// place to subscribe to bus topics and set timers ([`LiveSocket`]), which only a
+    /// connected page needs (the first answer over plain HTTP never calls it).
+    fn connected(&mut self, socket: &mut LiveSocket<Self>) {
+        let _ = socket;
+    }
 
     /// Changes the state for an event from the page.
     fn handle(&mut self, event: Self::Event);

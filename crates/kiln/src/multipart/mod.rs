@@ -46,6 +46,7 @@ mod error;
 mod field;
 mod form;
 mod temp;
+mod typed;
 
 use bytes::{Bytes, BytesMut};
 use kiln_http::IncomingBody;
@@ -55,6 +56,7 @@ pub use field::Field;
 pub use form::{MultipartForm, Upload, UploadData};
 
 pub use temp::TempFile;
+pub use typed::{FileField, MultipartFields};
 
 use crate::csrf::{CSRF_FIELD, CSRF_HEADER};
 use crate::extract::{FromRequest, RequestContext, content_type_is};

@@ -8,9 +8,11 @@ use kiln_http::Method;
 use serde_json::{Map, Value, json};
 
 use crate::app::App;
+use crate::problem::Problems;
 
 use super::describe::Describer;
-use super::operation::{Operation, Security};
+use super::operation::{Operation, Security, object};
+use super::problem;
 use super::schemas::{Schemas, rewrite_refs};
 
 /// The OpenAPI version the document follows.
@@ -106,17 +108,22 @@ impl<S: 'static> App<S> {
     /// assert_eq!(doc.undescribed()[0].operation, "GET /pages/{slug}");
     /// ```
     pub fn openapi(&self) -> Document {
-        build(self.described_routes(), self.public_url_str())
+        build(self.described_routes(), self.public_url_str(), self.problems())
     }
 }
 
 /// Builds the document of `routes` (pattern, method, describer).
-fn build<'r>(routes: impl Iterator<Item = (&'r str, &'r Method, Describer)>, server: Option<&str>) -> Document {
+fn build<'r>(
+    routes: impl Iterator<Item = (&'r str, &'r Method, Describer)>,
+    server: Option<&str>,
+    problems: Option<&Problems>,
+) -> Document {
     let mut schemas = Schemas::new();
     let mut paths: BTreeMap<String, Map<String, Value>> = BTreeMap::new();
     let mut undescribed = Vec::new();
     let mut used_schemes = BTreeSet::new();
     let mut operation_ids = BTreeSet::new();
+    let mut uses_problems = false;
     for (pattern, method, describer) in routes {
         let mut op = Operation::new(&mut schemas);
         (describer.describe)(&mut op);
@@ -142,9 +149,18 @@ fn build<'r>(routes: impl Iterator<Item = (&'r str, &'r Method, Describer)>, ser
             object.insert("description".into(), description.into());
         }
         parts.write(&mut object);
+        if problems.is_some_and(|p| p.covers_template(&template)) {
+            uses_problems = true;
+            if let Some(Value::Object(responses)) = object.get_mut("responses") {
+                problem::add_bodies(responses);
+            }
+        }
         paths.entry(template).or_default().insert(method.as_str().to_ascii_lowercase(), Value::Object(object));
     }
-    let (defs, refs) = schemas.finish();
+    let (mut defs, refs) = schemas.finish();
+    if uses_problems {
+        problem::add_schemas(&mut defs);
+    }
     let mut components = Map::new();
     if !defs.is_empty() {
         components.insert("schemas".into(), Value::Object(defs));
@@ -153,12 +169,13 @@ fn build<'r>(routes: impl Iterator<Item = (&'r str, &'r Method, Describer)>, ser
         components.insert("securitySchemes".into(), security_schemes(&used_schemes));
     }
     let paths: Map<String, Value> = paths.into_iter().map(|(k, v)| (k, Value::Object(v))).collect();
-    let mut json = json!({
-        "openapi": OPENAPI_VERSION,
-        "jsonSchemaDialect": DIALECT,
-        "info": { "title": "kiln app", "version": "0.0.0" },
-        "paths": paths,
-    });
+    let info = json!({ "title": "kiln app", "version": "0.0.0" });
+    let mut json = object([
+        ("openapi", OPENAPI_VERSION.into()),
+        ("jsonSchemaDialect", DIALECT.into()),
+        ("info", info),
+        ("paths", Value::Object(paths)),
+    ]);
     // Without a public URL the server is the one the document is read from: `/`, the
     // default OpenAPI 3.1 §4.8.1 gives an absent `servers`, written out because
     // linters (redocly's `no-empty-servers`) take an absent list for a forgotten one.

@@ -1,18 +1,21 @@
 //! What each of kiln's extractors reads, and the statuses of its rejections (those of
 //! the rejection types in [`crate::rejection`]).
 
-use schemars::JsonSchema;
+use std::borrow::Cow;
+
+use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
 use serde_json::{Value, json};
 
 use crate::client_addr::ClientAddr;
 use crate::cookie::Cookies;
 use crate::csrf::{Csrf, CsrfGuard};
 use crate::extract::{Headers, RequestHead, State};
+use crate::fields::{CookieFields, HeaderFields};
 use crate::form::{Form, Query};
 use crate::json::Json;
 use crate::key::Key;
 use crate::link::PublicUrl;
-use crate::multipart::Multipart;
+use crate::multipart::{FileField, Multipart, MultipartFields};
 use crate::realtime::LastEventId;
 use crate::rejection::Rejection;
 use crate::security::BearerToken;
@@ -54,48 +57,109 @@ impl<T: JsonSchema> Describe for Form<T> {
 impl<T: JsonSchema> Describe for Query<T> {
     fn describe(op: &mut Operation<'_>) {
         let schema = op.input_schema::<T>();
-        let resolved = op.schemas.resolve(&schema);
-        let properties = resolved.get("properties").and_then(Value::as_object);
-        let plain = resolved.get("type") == Some(&json!("object"))
-            && !["allOf", "anyOf", "oneOf", "additionalProperties"].iter().any(|k| resolved.get(k).is_some());
-        match properties {
-            Some(properties) if plain => {
-                let required: Vec<&str> = resolved
-                    .get("required")
-                    .and_then(Value::as_array)
-                    .map(|r| r.iter().filter_map(Value::as_str).collect())
-                    .unwrap_or_default();
-                let params: Vec<(String, bool, Value)> = properties
-                    .iter()
-                    .map(|(name, schema)| (name.clone(), required.contains(&name.as_str()), schema.clone()))
-                    .collect();
-                for (name, required, schema) in params {
-                    op.parameter(ParamIn::Query, &name, required, schema);
-                }
-            }
-            _ => {
-                let name = std::any::type_name::<T>().rsplit("::").next().unwrap_or("query").to_owned();
-                op.parts.parameters.push(Parameter {
-                    location: ParamIn::Query,
-                    name,
-                    required: false,
-                    schema,
-                    description: None,
-                    exploded: true,
-                });
-            }
+        if !parameters_of(op, &schema, ParamIn::Query) {
+            let name = std::any::type_name::<T>().rsplit("::").next().unwrap_or("query").to_owned();
+            op.parts.parameters.push(Parameter {
+                location: ParamIn::Query,
+                name,
+                required: false,
+                schema,
+                description: None,
+                exploded: true,
+            });
         }
         op.response("400", "the query does not fit its parameters");
     }
 }
 
-/// `multipart/form-data`; its fields are read by the handler, so not described yet.
+/// One header parameter per property of `T`'s schema.
+impl<T: JsonSchema> Describe for HeaderFields<T> {
+    fn describe(op: &mut Operation<'_>) {
+        let schema = op.input_schema::<T>();
+        if !parameters_of(op, &schema, ParamIn::Header) {
+            op.imprecise("`HeaderFields<T>` whose `T` is not a plain struct: its headers are not listed");
+        }
+        op.response("400", "a header is missing or does not parse");
+    }
+}
+
+/// One cookie parameter per property of `T`'s schema.
+impl<T: JsonSchema> Describe for CookieFields<T> {
+    fn describe(op: &mut Operation<'_>) {
+        let schema = op.input_schema::<T>();
+        if !parameters_of(op, &schema, ParamIn::Cookie) {
+            op.imprecise("`CookieFields<T>` whose `T` is not a plain struct: its cookies are not listed");
+        }
+        op.response("400", "a cookie is missing or does not parse");
+    }
+}
+
+/// Adds a parameter at `location` for each property of `schema` (a plain object,
+/// after resolving its `$ref`), required as the schema says; `false` if it is not
+/// one (an enum, a flattened or open map), adding nothing.
+fn parameters_of(op: &mut Operation<'_>, schema: &Value, location: ParamIn) -> bool {
+    let resolved = op.schemas.resolve(schema);
+    let plain = resolved.get("type") == Some(&json!("object"))
+        && !["allOf", "anyOf", "oneOf", "additionalProperties"].iter().any(|k| resolved.get(k).is_some());
+    let Some(properties) = resolved.get("properties").and_then(Value::as_object).filter(|_| plain) else {
+        return false;
+    };
+    let required: Vec<&str> = resolved
+        .get("required")
+        .and_then(Value::as_array)
+        .map(|r| r.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    let params: Vec<(String, bool, Value)> = properties
+        .iter()
+        .map(|(name, schema)| (name.clone(), required.contains(&name.as_str()), schema.clone()))
+        .collect();
+    for (name, required, schema) in params {
+        op.parameter(location, &name, required, schema);
+    }
+    true
+}
+
+/// `multipart/form-data`; its fields are read by the handler by name at run time, so
+/// not described: [`MultipartFields<T>`] describes them.
 impl Describe for Multipart {
     fn describe(op: &mut Operation<'_>) {
         op.body("multipart/form-data", json!({ "type": "object" }), true);
         op.response("400", "the multipart body is malformed");
         op.response("413", "a field or the body is larger than its limit");
         op.response("415", "the body is not `multipart/form-data`");
+    }
+}
+
+/// `multipart/form-data` with `T`'s schema, each [`FileField`] a binary string.
+impl<T: JsonSchema> Describe for MultipartFields<T> {
+    fn describe(op: &mut Operation<'_>) {
+        let schema = op.input_schema::<T>();
+        op.body("multipart/form-data", schema, true);
+        op.response("400", "the multipart body is malformed");
+        op.response("403", "the CSRF field is missing, wrong or not first");
+        op.response("413", "a field or the body is larger than its limit");
+        op.response("415", "the body is not `multipart/form-data`");
+        op.response("422", "the form's fields do not fit");
+    }
+}
+
+/// A file in a form: OpenAPI 3.1 describes one as a string of bytes with a
+/// `contentMediaType` (3.0's `format: binary`).
+impl JsonSchema for FileField {
+    fn schema_name() -> Cow<'static, str> {
+        "FileField".into()
+    }
+
+    fn inline_schema() -> bool {
+        true
+    }
+
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        json_schema!({
+            "type": "string",
+            "contentMediaType": "application/octet-stream",
+            "description": "a file",
+        })
     }
 }
 

@@ -12,6 +12,10 @@
 //!   describe exactly.
 //! - [`Document::typescript`] writes a TypeScript client of it: the schemas as types
 //!   and one `fetch` function per operation, with every status's body typed.
+//! - [`App::openapi_routes`](crate::App::openapi_routes) serves the document as JSON
+//!   and a reference page for people, rendered by `kiln::html!` from the document.
+//! - Under a prefix given to [`App::problem_json`](crate::App::problem_json), error
+//!   responses are described as `application/problem+json` with the `Problem` schema.
 //! - [`assert_matches`] keeps the document from drifting: it compares it with a
 //!   committed copy and fails on a breaking change ([`compare`] classifies each).
 //!
@@ -20,7 +24,7 @@
 //! derive at kiln's: `#[schemars(crate = "kiln::openapi::schemars")]`.
 //!
 //! Nothing here runs per request: the descriptions are functions kept with the routes,
-//! called when the document is built. The design, and why it is `.api` rather than a
+//! called when the document is built; a served document is built once, with the app. The design, and why it is `.api` rather than a
 //! bound on `.route`, is `docs/openapi.md`.
 
 mod client;
@@ -29,12 +33,16 @@ mod document;
 mod drift;
 mod extractors;
 mod operation;
+mod page;
 mod params;
+mod problem;
 mod responses;
 mod schema_diff;
 mod schemas;
+mod serve;
 
 pub(crate) use describe::Describer;
+pub(crate) use serve::{Served, install_served};
 
 pub use describe::{Describe, DescribeResponse, DescribedHandler};
 pub use document::{Document, OPENAPI_VERSION, Undescribed};

@@ -179,7 +179,9 @@ impl<'a> Operation<'a> {
     fn content(&mut self, status: &str, content_type: &str, schema: Value) {
         let response = self.parts.responses.get_mut(status).expect("added before");
         match response.content.get_mut(content_type) {
-            Some(existing) if *existing != schema => *existing = json!({ "anyOf": [existing.take(), schema] }),
+            Some(existing) if *existing != schema => {
+                *existing = object([("anyOf", Value::Array(vec![existing.take(), schema]))]);
+            }
             Some(_) => {}
             None => {
                 response.content.insert(content_type.to_owned(), schema);
@@ -275,8 +277,11 @@ impl Parts {
         }
         if let Some(body) = self.body {
             let content: Map<String, Value> =
-                body.content.into_iter().map(|(ct, schema)| (ct, json!({ "schema": schema }))).collect();
-            op.insert("requestBody".into(), json!({ "required": body.required, "content": content }));
+                body.content.into_iter().map(|(ct, schema)| (ct, object([("schema", schema)]))).collect();
+            op.insert(
+                "requestBody".into(),
+                object([("required", body.required.into()), ("content", Value::Object(content))]),
+            );
         }
         let mut responses = Map::new();
         for (status, response) in self.responses {
@@ -310,12 +315,12 @@ impl Parts {
 
 impl Parameter {
     fn into_json(self) -> Value {
-        let mut p = json!({
-            "name": self.name,
-            "in": self.location.as_str(),
-            "required": self.required,
-            "schema": self.schema,
-        });
+        let mut p = object([
+            ("name", self.name.into()),
+            ("in", self.location.as_str().into()),
+            ("required", self.required.into()),
+            ("schema", self.schema),
+        ]);
         if let Some(description) = self.description {
             p["description"] = description.into();
         }
@@ -329,10 +334,10 @@ impl Parameter {
 
 impl Response {
     fn into_json(self) -> Value {
-        let mut r = json!({ "description": self.descriptions.join("; ") });
+        let mut r = object([("description", self.descriptions.join("; ").into())]);
         if !self.content.is_empty() {
             let content: Map<String, Value> =
-                self.content.into_iter().map(|(ct, schema)| (ct, json!({ "schema": schema }))).collect();
+                self.content.into_iter().map(|(ct, schema)| (ct, object([("schema", schema)]))).collect();
             r["content"] = Value::Object(content);
         }
         if !self.headers.is_empty() {
@@ -347,4 +352,11 @@ impl Response {
         }
         r
     }
+}
+
+/// A JSON object of these members, moved in: `json!` would copy each `Value` it is
+/// given (it serialises them), which for a document of a hundred operations is most
+/// of the time it takes to build.
+pub(crate) fn object<const N: usize>(members: [(&str, Value); N]) -> Value {
+    Value::Object(members.into_iter().map(|(key, value)| (key.to_owned(), value)).collect())
 }

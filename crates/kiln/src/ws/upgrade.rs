@@ -38,6 +38,22 @@ use crate::response::IntoResponse;
 /// # let _ = app;
 /// ```
 ///
+/// **One route, both protocols.** The same route answers an HTTP/1.1 upgrade (`GET`,
+/// `101 Switching Protocols`) and an HTTP/2 extended CONNECT (RFC 8441: `:protocol:
+/// websocket`, answered `200`), and the socket behaves the same on either. A browser
+/// whose page came over HTTP/2 opens its WebSockets as streams of that connection
+/// instead of new HTTP/1.1 connections, when the server offers it: an app with at least
+/// one WebSocket route offers it on every HTTP/2 connection (the
+/// `SETTINGS_ENABLE_CONNECT_PROTOCOL` setting); a server started with
+/// [`Limits::h2_extended_connect`](kiln_http::Limits::h2_extended_connect) `false` does
+/// not, and browsers then upgrade over HTTP/1.1. Over HTTP/2 the socket's bytes travel in
+/// the stream's DATA frames under its flow control: what the peer sends is taken only as
+/// the socket reads it, and what the socket sends leaves only as the peer's window
+/// allows (a client that reads nothing fills the send queue, then `send` waits). A
+/// reset stream, or the connection's end, ends the socket: `recv` returns `None`. An
+/// extended CONNECT for another protocol, or to a route that takes no WebSocket, is
+/// refused with `405`.
+///
 /// A request that is no handshake is refused with
 /// [`InvalidWebSocketHandshake`](crate::rejection::InvalidWebSocketHandshake) (400);
 /// one for a version other than 13 with
@@ -76,6 +92,8 @@ pub struct WebSocketUpgrade {
 }
 
 impl<S> FromRequest<S> for WebSocketUpgrade {
+    const WEBSOCKET: bool = true;
+
     fn from_request(cx: &RequestContext<'_, S>) -> Result<Self, Rejection> {
         let handshake = handshake::check(&cx.request())?;
         Ok(WebSocketUpgrade {
@@ -138,8 +156,8 @@ impl WebSocketUpgrade {
         &self.handshake.protocols
     }
 
-    /// Answers `101 Switching Protocols`; once it is sent, `callback` runs with the
-    /// socket, inside the connection's task, until it returns.
+    /// Answers `101 Switching Protocols` (over HTTP/2, `200`); once it is sent,
+    /// `callback` runs with the socket, inside the connection's task, until it returns.
     pub fn on_upgrade<F, Fut>(self, callback: F) -> WebSocketResponse
     where
         F: FnOnce(WebSocket) -> Fut + 'static,
@@ -159,7 +177,7 @@ impl WebSocketUpgrade {
 
 /// The `101` answer to a handshake; see [`WebSocketUpgrade::on_upgrade`].
 pub struct WebSocketResponse {
-    accept: String,
+    accept: Option<String>,
     extension: Option<String>,
     protocol: Option<String>,
     start: kiln_http::OnUpgrade,
@@ -167,10 +185,16 @@ pub struct WebSocketResponse {
 
 impl IntoResponse for WebSocketResponse {
     fn into_response(self, res: &mut Response) {
-        res.set_status(StatusCode::SWITCHING_PROTOCOLS);
-        res.append_header_unchecked(b"Upgrade", b"websocket");
-        res.append_header_unchecked(b"Connection", b"Upgrade");
-        res.append_header_unchecked(b"Sec-WebSocket-Accept", self.accept.as_bytes());
+        match &self.accept {
+            Some(accept) => {
+                res.set_status(StatusCode::SWITCHING_PROTOCOLS);
+                res.append_header_unchecked(b"Upgrade", b"websocket");
+                res.append_header_unchecked(b"Connection", b"Upgrade");
+                res.append_header_unchecked(b"Sec-WebSocket-Accept", accept.as_bytes());
+            }
+            // RFC 8441 §5: over HTTP/2 the tunnel opens with a `200`, without a length.
+            None => res.set_status(StatusCode::OK),
+        }
         if let Some(line) = &self.extension {
             res.append_header_unchecked(b"Sec-WebSocket-Extensions", line.as_bytes());
         }

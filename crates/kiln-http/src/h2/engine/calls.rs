@@ -7,14 +7,16 @@ use std::task::Context;
 
 use tokio::time::Instant;
 
-use super::conn::Conn;
-use super::stream::{Intake, Phase};
-use crate::body::{BodyError, BodyMode, End, IncomingBody};
+use super::conn::{Conn, Upgrading};
+use super::stream::{Intake, Out, Phase, Stream};
+use super::tunnel::{self, TunnelOut};
+use crate::body::{BodyError, BodyLimit, BodyMode, End, IncomingBody};
 use crate::h2::response_head::Common;
 use crate::rejection::{Rejection, error_response};
 use crate::request::Request;
 use crate::service::Service;
 use crate::transport::Transport;
+use crate::upgrade::{self, Upgraded};
 use crate::worker::Bufs;
 
 const BODY_TIMEOUT: Rejection =
@@ -37,12 +39,19 @@ impl<S: Service, T: Transport> Conn<S, T> {
                 let b = &*stream.bufs;
                 let req = Request { buf: &b.read, head: &b.head, body: b"", stream: None, peer: self.peer };
                 let hints = self.service.early_hints(&req);
-                // Asked only of a request with a body, before any of it is applied.
-                let mode = if stream.recv_open { self.service.body_mode(&req) } else { BodyMode::Buffer };
+                // Asked only of a request with a body, before any of it is applied. A
+                // CONNECT's "body" is what its tunnel will carry: streamed, bounded by
+                // its window alone (RFC 8441 §5).
+                let mode = match (stream.recv_open, stream.facts.tunnel) {
+                    (true, true) => BodyMode::Stream { max_bytes: u64::MAX },
+                    (true, false) => self.service.body_mode(&req),
+                    (false, _) => BodyMode::Buffer,
+                };
                 if let BodyMode::Stream { max_bytes } = mode {
                     let announced = stream.facts.content_length;
                     if announced.is_some_and(|n| n > max_bytes) {
                         stream.refused = Some(TOO_LARGE);
+                        stream.over_limit = Some(BodyLimit::Streamed(max_bytes));
                     } else {
                         let body = IncomingBody::new(max_bytes, announced);
                         stream.intake = Intake::Stream { body, taken: 0 };
@@ -63,9 +72,9 @@ impl<S: Service, T: Transport> Conn<S, T> {
             stream.ready = false;
             stream.deadline = None;
             if let Some(rejection) = stream.refused {
-                error_response(&mut stream.bufs.res, rejection.status, rejection.reason);
+                answer_refusal(stream, rejection);
                 let before = self.state.streams.len();
-                self.respond(index, cx);
+                self.respond(index, None, cx);
                 if self.state.streams.len() == before {
                     index += 1;
                 }
@@ -83,12 +92,30 @@ impl<S: Service, T: Transport> Conn<S, T> {
     }
 
     /// A finished call's answer: sent on its stream, or dropped if the stream is gone.
-    pub(super) fn answer(&mut self, id: u32, mut bufs: Bufs, ok: bool, cx: &mut Context<'_>) {
+    /// An extended CONNECT answered `2xx` with an upgrade callback becomes a tunnel
+    /// (RFC 8441 §5): its head goes out, and the callback, to be run beside the calls,
+    /// comes back with the stream as its connection.
+    pub(super) fn answer(&mut self, id: u32, mut bufs: Bufs, ok: bool, cx: &mut Context<'_>) -> Option<Upgrading> {
         let Some(index) = self.state.find(id) else {
             self.worker.release(bufs);
-            return;
+            return None;
         };
         let stream = &mut self.state.streams[index];
+        let upgrade = bufs.res.upgrade.take();
+        if let (Some(on_upgrade), Intake::Stream { body, .. }) = (upgrade, &stream.intake)
+            && ok
+            && stream.facts.tunnel
+            && bufs.res.status.is_success()
+            && body.end() == End::Open
+        {
+            let (tunnel, out) = tunnel::pair(body.clone());
+            stream.bufs = bufs;
+            self.respond(index, Some(out), cx);
+            // The head is out: a socket holds no request buffers for its life.
+            let bufs = std::mem::take(&mut self.state.streams[index].bufs);
+            self.worker.release(bufs);
+            return Some(Box::pin(upgrade::run(on_upgrade, Upgraded::new(Box::new(tunnel), Vec::new()))));
+        }
         if let Intake::Stream { body, .. } = std::mem::replace(&mut stream.intake, Intake::Dropped) {
             // A body the engine could not read is answered by the engine, whatever the
             // handler made of it; what it left unread is dropped, and the stream reset
@@ -103,13 +130,14 @@ impl<S: Service, T: Transport> Conn<S, T> {
             error_response(&mut bufs.res, http::StatusCode::INTERNAL_SERVER_ERROR, "internal server error");
         }
         stream.bufs = bufs;
-        self.respond(index, cx);
+        self.respond(index, None, cx);
+        None
     }
 
-    fn respond(&mut self, index: usize, cx: &mut Context<'_>) {
+    fn respond(&mut self, index: usize, tunnel: Option<TunnelOut>, cx: &mut Context<'_>) {
         let date = self.worker.date();
         let common = Common { date: &date, hsts: self.io.hsts() };
-        self.state.respond(index, &self.worker, &common, cx);
+        self.state.respond(index, &self.worker, &common, tunnel, cx);
     }
 
     /// The earliest deadline of a stream: a body that must arrive, a window held shut.
@@ -127,8 +155,10 @@ impl<S: Service, T: Transport> Conn<S, T> {
                     stream.deadline = Some(now + stall);
                 }
             }
-            if let Phase::Sending(_) = stream.phase {
-                let shut = conn_shut || stream.send_window <= 0;
+            if let Phase::Sending(out) = &stream.phase {
+                // A tunnel with nothing to send waits on its writer, not on a window.
+                let waiting = !matches!(out, Out::Tunnel(t) if !t.pending());
+                let shut = waiting && (conn_shut || stream.send_window <= 0);
                 if shut && stream.deadline.is_none() {
                     stream.deadline = Some(now + stall);
                 } else if !shut {
@@ -181,14 +211,23 @@ impl<S: Service, T: Transport> Conn<S, T> {
             if stream.ready && stream.refused.is_some() {
                 stream.ready = false;
                 let rejection = stream.refused.unwrap_or(BODY_TIMEOUT);
-                error_response(&mut stream.bufs.res, rejection.status, rejection.reason);
+                answer_refusal(stream, rejection);
                 let before = self.state.streams.len();
-                self.respond(index, cx);
+                self.respond(index, None, cx);
                 if self.state.streams.len() != before {
                     continue;
                 }
             }
             index += 1;
         }
+    }
+}
+
+/// Fills a refused stream's response: a body over its limit gets the `413` that names the
+/// limit and how a route raises it, as on HTTP/1.1; any other refusal its short reason.
+fn answer_refusal(stream: &mut Stream, rejection: Rejection) {
+    match stream.over_limit {
+        Some(limit) if rejection.status == http::StatusCode::PAYLOAD_TOO_LARGE => limit.render(&mut stream.bufs.res),
+        _ => error_response(&mut stream.bufs.res, rejection.status, rejection.reason),
     }
 }

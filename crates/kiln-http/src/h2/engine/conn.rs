@@ -12,6 +12,7 @@ use std::rc::Rc;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
+use futures_util::future::Either;
 use tokio::time::{Instant, Sleep, sleep_until};
 
 use super::running::Calls;
@@ -34,6 +35,13 @@ const BYTES_PER_TURN: usize = 256 * 1024;
 
 /// A request to call the service for: its buffers, its streamed body, its stream.
 pub(super) type ToCall = (Bufs, Option<IncomingBody>, u32);
+
+/// What a call gives back: its stream, its buffers, whether it finished without a
+/// panic; `None` from a tunnel's callback, which answers nothing when it ends.
+type Answered = Option<(u32, Bufs, bool)>;
+
+/// An upgrade callback speaking on a tunnelled stream (RFC 8441), run beside the calls.
+pub(super) type Upgrading = Pin<Box<dyn Future<Output = ()>>>;
 
 /// Everything one connection's loop owns.
 ///
@@ -88,12 +96,20 @@ async fn call<S: Service>(
     upload: Option<IncomingBody>,
     peer: SocketAddr,
     id: u32,
-) -> (u32, Bufs, bool) {
+) -> Answered {
     let ConnBufs { read, head, chunked_body, res, .. } = &mut *bufs;
     res.clear();
     let req = Request { buf: read, head, body: chunked_body, stream: upload.as_ref(), peer };
     let ok = call_caught(&*service, req, res).await;
-    (id, bufs, ok)
+    Some((id, bufs, ok))
+}
+
+/// A tunnel's callback among the calls: it ends with nothing to answer.
+fn tunnelled(upgrading: Upgrading) -> Pin<Box<dyn Future<Output = Answered>>> {
+    Box::pin(async move {
+        upgrading.await;
+        None
+    })
 }
 
 impl<S: Service, T: Transport> Conn<S, T> {
@@ -115,7 +131,10 @@ impl<S: Service, T: Transport> Conn<S, T> {
                     let mut progressed = false;
                     if !self.clock.read_closed && self.state.out.len() < OUT_HIGH && budget > 0 {
                         match self.fill(cx) {
-                            Poll::Ready(Ok(0)) => self.clock.read_closed = true,
+                            Poll::Ready(Ok(0)) => {
+                                self.clock.read_closed = true;
+                                self.state.end_tunnels(worker);
+                            }
                             Poll::Ready(Ok(n)) => {
                                 budget = budget.saturating_sub(n);
                                 progressed = true;
@@ -134,12 +153,15 @@ impl<S: Service, T: Transport> Conn<S, T> {
                     // 2. Early hints for new streams, then calls for requests made whole.
                     self.start_calls(cx);
                     for (bufs, upload, id) in self.to_call.iter_mut().flat_map(|c| c.drain(..)) {
-                        calls.push(id, call(Rc::clone(&self.service), bufs, upload, self.peer, id));
+                        calls.push(id, Either::Left(call(Rc::clone(&self.service), bufs, upload, self.peer, id)));
                     }
                     // 3. Answers from calls that finished; the window of what streamed
                     //    bodies' handlers took goes back.
-                    while let Poll::Ready(Some((id, bufs, ok))) = calls.poll_next(cx) {
-                        self.answer(id, bufs, ok, cx);
+                    while let Poll::Ready(Some(answered)) = calls.poll_next(cx) {
+                        let Some((id, bufs, ok)) = answered else { continue };
+                        if let Some(upgrading) = self.answer(id, bufs, ok, cx) {
+                            calls.push(id, Either::Right(tunnelled(upgrading)));
+                        }
                     }
                     self.state.release_taken();
                     // 4. Bodies, as far as the windows allow.
@@ -261,6 +283,7 @@ impl<S: Service, T: Transport> Conn<S, T> {
                 Err(code) => {
                     self.read.clear();
                     self.clock.read_closed = true;
+                    self.state.end_tunnels(&self.worker);
                     self.state.goaway(code);
                     self.state.fatal = true;
                     return;

@@ -3,7 +3,7 @@
 //! the connection's [`State`].
 
 use super::state::State;
-use super::stream::{Closed, Phase};
+use super::stream::Closed;
 use crate::h2::frame::{self, Code, DEFAULT_MAX_FRAME, Head, MAX_WINDOW, flag, u31};
 use crate::worker::Worker;
 
@@ -107,9 +107,9 @@ impl State {
         if stream.send_window > MAX_WINDOW {
             return self.stream_error(head.stream, Code::FLOW_CONTROL_ERROR, worker);
         }
-        if stream.send_window > 0 && matches!(stream.phase, Phase::Sending(_)) {
-            stream.deadline = None;
-        }
+        // The send clock is not stopped here: room on the stream while the connection's
+        // window stays shut sends nothing, and the clock stops only once the stream can
+        // send (the connection's `deadlines`).
         Ok(())
     }
 }

@@ -18,7 +18,7 @@ use crate::worker::Worker;
 pub(crate) fn frames(data: &[u8], split: usize) {
     let limits = Limits { h2_max_concurrent_streams: 8, max_body_bytes: 64 * 1024, ..Limits::default() };
     let worker = Worker::new(limits);
-    let mut state = State::new(&worker.limits);
+    let mut state = State::new(&worker.limits, true);
     let mut input = PREFACE.to_vec();
     frame::put_settings(&mut input, &[]);
     let opening = input.len();
@@ -67,7 +67,7 @@ fn answer_ready(state: &mut State, worker: &Worker, cx: &mut Context<'_>) {
         res.set_content_type("text/plain");
         res.body_mut().extend_from_slice(&[b'x'; 70_000]);
         let before = state.streams.len();
-        state.respond(index, worker, &common, cx);
+        state.respond(index, worker, &common, None, cx);
         if state.streams.len() == before {
             index += 1;
         }

@@ -10,6 +10,9 @@
 //! streams its request body ([`BodyMode::Stream`](crate::BodyMode::Stream)) is called
 //! as soon as its head is read; its DATA is handed over as it comes, and its window is
 //! given back only as the handler takes it, so a stalled handler holds one window.
+//! A CONNECT answered `2xx` with an upgrade callback (a WebSocket, RFC 8441) makes its
+//! stream a [`tunnel`]: both directions at once, each under its window, the callback
+//! run beside the calls.
 
 mod calls;
 mod conn;
@@ -21,6 +24,7 @@ mod running;
 mod send;
 pub(crate) mod state;
 mod stream;
+mod tunnel;
 
 use std::future::Future;
 use std::net::SocketAddr;
@@ -47,7 +51,7 @@ pub(crate) fn serve<S: Service, T: Transport>(
     worker: Rc<Worker>,
     slot: usize,
 ) -> impl Future<Output = ()> {
-    let state = state::State::new(&worker.limits);
+    let state = state::State::new(&worker.limits, worker.limits.h2_extended_connect && service.extended_connect());
     let clock = conn::Clock::new(&worker);
     let mut conn = conn::Conn { io, service, worker, peer, slot, state, read: Vec::new(), to_call: None, clock };
     async move {

@@ -4,6 +4,7 @@
 
 use super::state::{Block, State};
 use super::stream::{Closed, Intake, Phase, Stream};
+use crate::body::BodyLimit;
 use crate::body::End;
 use crate::h2::fields::{self, Bad, Facts};
 use crate::h2::frame::{self, Code, DEFAULT_MAX_FRAME, HEADER_LEN, Head, flag, kind};
@@ -142,7 +143,11 @@ impl State {
             // restarts.
             body.push(data);
             self.meter.payload(data.len());
-            stream.deadline = None;
+            // A tunnel's clock while it sends is its window's (`deadlines`), which
+            // what it receives does not move.
+            if !matches!(stream.phase, Phase::Sending(_)) {
+                stream.deadline = None;
+            }
             stream.recv_unacked += (len as usize - data.len()) as u32;
             if head.has(flag::END_STREAM) {
                 return self.end_of_request(index, worker);
@@ -156,6 +161,7 @@ impl State {
             let body = &mut stream.bufs.chunked_body;
             if body.len() + data.len() > self.limits.max_body {
                 stream.refused = Some(TOO_LARGE);
+                stream.over_limit = Some(BodyLimit::Whole(self.limits.max_body as u64));
                 stream.ready = true;
             } else if !worker.hold(&mut stream.held, body.capacity().max(body.len() + data.len())) {
                 stream.refused = Some(OVER_BUDGET);
@@ -321,6 +327,7 @@ impl State {
             ready: end_stream || refused.is_some(),
             fresh: refused.is_none(),
             refused,
+            over_limit: None,
             deadline: None,
             held: 0,
             intake: Intake::Buffer,
@@ -336,7 +343,7 @@ mod tests {
     use super::*;
 
     fn opened(worker: &Worker) -> State {
-        let mut state = State::new(&worker.limits);
+        let mut state = State::new(&worker.limits, true);
         let mut input = PREFACE.to_vec();
         frame::put_settings(&mut input, &[]);
         assert_eq!(state.receive(&input, worker), Ok(input.len()));

@@ -12,6 +12,7 @@ use http::StatusCode;
 
 use super::state::State;
 use super::stream::{Closed, Out, Phase};
+use super::tunnel::{Take, TunnelOut};
 use crate::h2::frame::{self, Code, HEADER_LEN, flag, kind};
 use crate::h2::response_head::{self, Common};
 use crate::response::Body;
@@ -33,8 +34,16 @@ const NO_INTERIM: (StatusCode, &str) =
 
 impl State {
     /// Sends the head of the response in the stream at `index`'s buffers, then as much
-    /// of its body as the windows allow.
-    pub(crate) fn respond(&mut self, index: usize, worker: &Worker, common: &Common<'_>, cx: &mut Context<'_>) {
+    /// of its body as the windows allow; or, for a `tunnel`, the head alone, the stream
+    /// left open for what the tunnel's writer writes (RFC 8441 §5).
+    pub(crate) fn respond(
+        &mut self,
+        index: usize,
+        worker: &Worker,
+        common: &Common<'_>,
+        tunnel: Option<TunnelOut>,
+        cx: &mut Context<'_>,
+    ) {
         let stream = &mut self.streams[index];
         let chunked_capacity = stream.bufs.chunked_body.capacity();
         let res = &mut stream.bufs.res;
@@ -51,8 +60,10 @@ impl State {
         }
         let code = res.status.as_u16();
         let bodiless = code == 204 || code == 304;
-        let len = if bodiless { None } else { res.body_len() };
-        let empty = stream.facts.is_head || bodiless || len == Some(0);
+        // A tunnel's `2xx` has no length (RFC 8441 §5, RFC 9110 §8.6: none for a
+        // `2xx` to CONNECT) and no end.
+        let len = if bodiless || tunnel.is_some() { None } else { res.body_len() };
+        let empty = tunnel.is_none() && (stream.facts.is_head || bodiless || len == Some(0));
         let id = stream.id;
         // The head is encoded in place behind a frame header patched once its length is
         // known; a head larger than the peer's frames is moved out and split.
@@ -73,12 +84,13 @@ impl State {
         if empty {
             return self.sent(index, worker);
         }
-        let out = match body {
-            Body::Buffer => Out::Buffer { at: 0 },
-            Body::Static(bytes) => Out::Static(bytes),
-            Body::Bytes(bytes) => Out::Bytes(bytes),
-            Body::File { file, offset, len } => Out::File { file, offset, len },
-            Body::Stream(body) => Out::Stream { body, chunk: bytes::Bytes::new() },
+        let out = match (tunnel, body) {
+            (Some(tunnel), _) => Out::Tunnel(tunnel),
+            (None, Body::Buffer) => Out::Buffer { at: 0 },
+            (None, Body::Static(bytes)) => Out::Static(bytes),
+            (None, Body::Bytes(bytes)) => Out::Bytes(bytes),
+            (None, Body::File { file, offset, len }) => Out::File { file, offset, len },
+            (None, Body::Stream(body)) => Out::Stream { body, chunk: bytes::Bytes::new() },
         };
         stream.phase = Phase::Sending(out);
         self.pump_one(index, worker, cx);
@@ -124,8 +136,11 @@ impl State {
             let Phase::Sending(out) = &mut stream.phase else { return };
             let id = stream.id;
             // Nothing goes through a shut window, not even an empty frame; a streamed
-            // body's end is the one frame that needs no room.
-            if room == 0 && !matches!(out, Out::Stream { chunk, .. } if chunk.is_empty()) {
+            // body's end (or a tunnel's) is the one frame that needs no room.
+            if room == 0
+                && !matches!(out, Out::Stream { chunk, .. } if chunk.is_empty())
+                && !matches!(out, Out::Tunnel(_))
+            {
                 return;
             }
             // (bytes sent, the body is done)
@@ -175,6 +190,17 @@ impl State {
                         (read, *len == 0)
                     }
                 }
+                Out::Tunnel(tunnel) => match tunnel.take(room, cx) {
+                    Take::Bytes(piece) => {
+                        frame::put_data(&mut self.out, id, &piece, false);
+                        (piece.len(), false)
+                    }
+                    Take::End => {
+                        frame::put_data(&mut self.out, id, &[], true);
+                        (0, true)
+                    }
+                    Take::Wait => return,
+                },
                 Out::Stream { body, chunk } => {
                     if chunk.is_empty() {
                         // The next chunk is asked for only once there is room for it,

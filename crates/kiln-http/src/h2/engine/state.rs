@@ -4,7 +4,7 @@
 //! frames and [`send`](super::send) drains responses into it, so the fuzz target drives
 //! it as the connection loop does.
 
-use super::stream::{Closed, ClosedRing, Intake, Phase, Stream};
+use super::stream::{Closed, ClosedRing, Intake, Out, Phase, Stream};
 use crate::body::{BodyError, End};
 use crate::config::Limits;
 use crate::h2::fields::Bounds;
@@ -86,13 +86,14 @@ pub(crate) struct Settings {
 }
 
 impl Settings {
-    pub(crate) fn new(limits: &Limits) -> Self {
+    /// `connect`: extended CONNECT is offered (RFC 8441).
+    pub(crate) fn new(limits: &Limits, connect: bool) -> Self {
         let list = limits.h2_max_header_list_size as usize;
         Settings {
             max_streams: limits.h2_max_concurrent_streams,
             stream_window: limits.h2_stream_window.min(frame::MAX_WINDOW as u32),
             connection_window: limits.h2_connection_window.min(frame::MAX_WINDOW as u32),
-            bounds: Bounds { list, fields: limits.max_headers },
+            bounds: Bounds { list, fields: limits.max_headers, connect_protocol: connect },
             max_body: limits.max_body_bytes,
             max_local_resets: limits.h2_max_local_error_reset_streams.min(u32::MAX as usize) as u32,
             reset_allowance: limits.h2_max_pending_accept_reset_streams.min(u32::MAX as usize) as u32,
@@ -103,20 +104,20 @@ impl Settings {
 
 impl State {
     /// A new connection's state, its SETTINGS and connection WINDOW_UPDATE already
-    /// queued (the server preface, §3.4).
-    pub(crate) fn new(limits: &Limits) -> Self {
-        let limits = Settings::new(limits);
+    /// queued (the server preface, §3.4). `connect`: extended CONNECT is offered.
+    pub(crate) fn new(limits: &Limits, connect: bool) -> Self {
+        let limits = Settings::new(limits, connect);
         let decoder = Decoder::new(TABLE_SIZE);
         let mut out = Vec::with_capacity(64);
-        frame::put_settings(
-            &mut out,
-            &[
-                (0x3, limits.max_streams),
-                (0x4, limits.stream_window),
-                (0x6, limits.bounds.list as u32),
-                // SETTINGS_ENABLE_PUSH = 0: a server never pushes; said for clarity.
-            ],
-        );
+        let settings = [
+            (0x3, limits.max_streams),
+            (0x4, limits.stream_window),
+            (0x6, limits.bounds.list as u32),
+            // SETTINGS_ENABLE_CONNECT_PROTOCOL (RFC 8441 §3): sent only when offered.
+            (0x8, 1),
+            // SETTINGS_ENABLE_PUSH = 0: a server never pushes; said for clarity.
+        ];
+        frame::put_settings(&mut out, &settings[..if connect { 4 } else { 3 }]);
         let grow = limits.connection_window as i64 - DEFAULT_WINDOW;
         if grow > 0 {
             frame::put_window_update(&mut out, 0, grow as u32);
@@ -166,8 +167,25 @@ impl State {
             // A handler still reading learns the body will not come whole.
             body.finish(End::Failed(BodyError::Closed));
         }
+        if let Phase::Sending(Out::Tunnel(tunnel)) = &stream.phase {
+            // A socket on the stream finds it ended (RST_STREAM, GOAWAY, the close).
+            tunnel.gone();
+        }
         worker.unhold(&mut stream.held);
         worker.release(std::mem::take(&mut stream.bufs));
+    }
+
+    /// Ends every tunnel (RFC 8441 §5), the peer's input having ended: their sockets
+    /// read the end and their writes fail, so their callbacks return.
+    pub(crate) fn end_tunnels(&mut self, worker: &Worker) {
+        let mut index = 0;
+        while index < self.streams.len() {
+            if matches!(self.streams[index].phase, Phase::Sending(Out::Tunnel(_))) {
+                self.remove(index, Closed::ByPeer, worker);
+            } else {
+                index += 1;
+            }
+        }
     }
 
     /// Gives every stream's buffers and budget back, the connection closing.

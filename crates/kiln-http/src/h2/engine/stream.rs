@@ -7,6 +7,8 @@ use std::fs::File;
 use bytes::Bytes;
 use tokio::time::Instant;
 
+use super::tunnel::TunnelOut;
+use crate::body::BodyLimit;
 use crate::body::IncomingBody;
 use crate::h2::fields::Facts;
 use crate::rejection::Rejection;
@@ -35,6 +37,8 @@ pub(crate) enum Out {
     File { file: File, offset: u64, len: u64 },
     /// A stream of chunks, with the chunk taken but not yet sent whole.
     Stream { body: BodyStream, chunk: Bytes },
+    /// What a tunnel's writer writes, until it is done (RFC 8441).
+    Tunnel(TunnelOut),
 }
 
 /// How a stream's request body is taken in.
@@ -71,6 +75,8 @@ pub(crate) struct Stream {
     pub(crate) phase: Phase,
     /// Answered with this instead of calling the service.
     pub(crate) refused: Option<Rejection>,
+    /// The body limit a `413` refusal names (and how a route raises it).
+    pub(crate) over_limit: Option<BodyLimit>,
     /// The request is whole (or refused) and waits for its call or refusal.
     pub(crate) ready: bool,
     /// Just opened: its early hints are still to be asked for.

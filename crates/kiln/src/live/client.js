@@ -1,0 +1,264 @@
+// kiln's live views, the page's side: served as is (no build step) by every app with a
+// live view. The wire format is in crates/kiln/src/live/mod.rs; the page's copy of a
+// view (Replica) follows crates/kiln/src/live/replica.rs, the format's reference.
+(() => {
+  "use strict";
+  const PROTOCOL = "kiln-live";
+  // How long an `input` event waits for the next keystroke (data-kiln-debounce: ms).
+  const DEBOUNCE = 300;
+  // Reconnection delays: doubling from the first to the last, with jitter.
+  const BACKOFF_FIRST = 250;
+  const BACKOFF_LAST = 10000;
+
+  // The view as the page holds it: statics by fingerprint, and the tree of slots.
+  class Replica {
+    constructor() {
+      this.statics = new Map();
+      this.root = null;
+    }
+
+    apply(message) {
+      this.root = this.root === null ? this.rendered(message) : this.patch(this.root, message);
+    }
+
+    html() {
+      const out = [];
+      this.render(this.root, out);
+      return out.join("");
+    }
+
+    parts(f) {
+      const parts = this.statics.get(f);
+      if (!parts) throw new Error("no statics for " + f);
+      return parts;
+    }
+
+    rendered(json) {
+      if (typeof json === "string") return json;
+      if (json.s) this.statics.set(json.f, json.s);
+      if ("d" in json) return { f: json.f, items: this.items(json) };
+      const slots = [];
+      for (let i = 0; i < this.parts(json.f).length - 1; i++) slots.push(this.rendered(json[i]));
+      return { f: json.f, slots };
+    }
+
+    items(json) {
+      const keys = json.k || [];
+      return json.d.map((slots, i) => ({ key: i < keys.length ? keys[i] : null, slots: slots.map((s) => this.rendered(s)) }));
+    }
+
+    patch(node, json) {
+      if (typeof json === "string" || "f" in json) return this.rendered(json);
+      if (node.slots) {
+        this.patchSlots(node.slots, json);
+      } else if ("d" in json) {
+        node.items = this.items(json);
+      } else {
+        this.patchKeyed(node.items, json);
+      }
+      return node;
+    }
+
+    patchSlots(slots, json) {
+      for (const i in json) slots[i] = this.patch(slots[i], json[i]);
+    }
+
+    // Removes, then inserts and moves in order (each after the item keyed `after`,
+    // null: first), then updates items by key.
+    patchKeyed(items, json) {
+      const at = (key) => {
+        const i = items.findIndex((item) => item.key === key);
+        if (i < 0) throw new Error("no item " + key);
+        return i;
+      };
+      for (const key of json.r || []) items.splice(at(key), 1);
+      for (const [op, key, after, slots] of json.o || []) {
+        const item = op === "i" ? { key, slots: slots.map((s) => this.rendered(s)) } : items.splice(at(key), 1)[0];
+        items.splice(after === null ? 0 : at(after) + 1, 0, item);
+      }
+      for (const key in json.u || {}) this.patchSlots(items[at(key)].slots, json.u[key]);
+    }
+
+    render(node, out) {
+      if (typeof node === "string") return out.push(node);
+      const parts = this.parts(node.f);
+      for (const slots of node.items ? node.items.map((item) => item.slots) : [node.slots]) {
+        out.push(parts[0]);
+        slots.forEach((slot, i) => {
+          this.render(slot, out);
+          out.push(parts[i + 1]);
+        });
+      }
+    }
+  }
+
+  // Brings the children of `from` (the page) to those of `to` (the new rendering) in
+  // place: text and attributes patched, elements kept where their tag (and id) match,
+  // so that the focused field keeps its value and caret and the page its scroll.
+  function morph(from, to) {
+    let old = from.firstChild;
+    for (let next = to.firstChild; next; ) {
+      const following = next.nextSibling;
+      if (!old) {
+        from.appendChild(next);
+      } else if (old.nodeType === next.nodeType && old.nodeName === next.nodeName && old.id === next.id) {
+        update(old, next);
+        old = old.nextSibling;
+      } else {
+        const replaced = old;
+        old = old.nextSibling;
+        from.replaceChild(next, replaced);
+      }
+      next = following;
+    }
+    while (old) {
+      const gone = old;
+      old = old.nextSibling;
+      from.removeChild(gone);
+    }
+  }
+
+  function update(el, to) {
+    if (el.nodeType !== 1) {
+      if (el.nodeValue !== to.nodeValue) el.nodeValue = to.nodeValue;
+      return;
+    }
+    const focused = el === document.activeElement;
+    for (const { name, value } of Array.from(to.attributes)) {
+      if (el.getAttribute(name) !== value && !(focused && name === "value")) el.setAttribute(name, value);
+    }
+    for (const { name } of Array.from(el.attributes)) if (!to.hasAttribute(name)) el.removeAttribute(name);
+    if (el.nodeName === "TEXTAREA") {
+      if (!focused && el.value !== to.value) el.value = to.value;
+      return;
+    }
+    morph(el, to);
+    if (focused) return;
+    if (el.nodeName === "INPUT") {
+      if (el.value !== to.value) el.value = to.value;
+      el.checked = to.checked;
+    } else if (el.nodeName === "SELECT") {
+      el.selectedIndex = to.selectedIndex;
+    }
+  }
+
+  function parse(html) {
+    const template = document.createElement("template");
+    template.innerHTML = html;
+    return template.content;
+  }
+
+  // A form event's fields: its form's, or the field's own name and value.
+  function fields(el) {
+    const form = el.nodeName === "FORM" ? el : el.form;
+    if (form) return new URLSearchParams(new FormData(form)).toString();
+    return el.name ? new URLSearchParams([[el.name, el.value]]).toString() : "";
+  }
+
+  class View {
+    constructor(root, index) {
+      this.root = root;
+      this.index = index;
+      this.token = root.getAttribute("data-kiln-token");
+      this.ws = null;
+      this.tries = 0;
+      this.timers = new Map();
+      this.state(false);
+      this.listen();
+      this.connect();
+    }
+
+    state(connected) {
+      this.root.classList.toggle("kiln-connected", connected);
+      this.root.classList.toggle("kiln-disconnected", !connected);
+    }
+
+    connect() {
+      const scheme = location.protocol === "https:" ? "wss://" : "ws://";
+      const ws = new WebSocket(scheme + location.host + location.pathname + location.search, [PROTOCOL, this.token]);
+      let replica = null;
+      ws.onmessage = (e) => {
+        const message = JSON.parse(e.data);
+        if (message.error !== undefined) return console.warn("kiln live: " + message.error);
+        if (replica === null) {
+          // The mount message: a fresh view (the server mounted it again).
+          replica = new Replica();
+          this.tries = 0;
+          this.state(true);
+        }
+        replica.apply(message);
+        morph(this.root, parse(replica.html()));
+      };
+      ws.onclose = () => {
+        if (this.ws !== ws) return;
+        this.ws = null;
+        this.state(false);
+        const delay = Math.min(BACKOFF_LAST, BACKOFF_FIRST * 2 ** this.tries++) * (0.5 + Math.random() / 2);
+        // A socket refused before its mount may hold an expired token: take a fresh one.
+        setTimeout(() => (replica === null ? this.refresh() : this.connect()), delay);
+      };
+      this.ws = ws;
+    }
+
+    refresh() {
+      fetch(location.href, { credentials: "same-origin" })
+        .then((res) => res.text())
+        .then((text) => {
+          const fresh = new DOMParser().parseFromString(text, "text/html").querySelectorAll("[data-kiln-live]")[this.index];
+          if (fresh) this.token = fresh.getAttribute("data-kiln-token");
+        })
+        .catch(() => {})
+        .finally(() => this.connect());
+    }
+
+    send(event, form) {
+      if (this.ws && this.ws.readyState === WebSocket.OPEN) {
+        this.ws.send(JSON.stringify(form === undefined ? { event } : { event, form }));
+      }
+    }
+
+    // The element inside this view, at or above the event's target, naming `name`.
+    named(e, name) {
+      const el = e.target.closest && e.target.closest("[data-kiln-" + name + "]");
+      return el && this.root.contains(el) ? el : null;
+    }
+
+    listen() {
+      const value = (type, name = type) => {
+        this.root.addEventListener(type, (e) => {
+          const el = this.named(e, name);
+          if (!el) return;
+          if (type === "click") e.preventDefault();
+          this.send(JSON.parse(el.getAttribute("data-kiln-" + name)));
+        });
+      };
+      value("click");
+      value("keydown");
+      value("keyup");
+      value("focusin", "focus");
+      value("focusout", "blur");
+      const form = (type) => {
+        this.root.addEventListener(type, (e) => {
+          const el = this.named(e, type);
+          if (!el) return;
+          if (type === "submit") e.preventDefault();
+          const send = () => this.send(el.getAttribute("data-kiln-" + type), fields(el));
+          if (type === "submit" && el.hasAttribute("data-kiln-reset")) {
+            // Sent, then emptied: the server cannot empty the focused field itself.
+            send();
+            return el.reset();
+          }
+          if (type !== "input") return send();
+          clearTimeout(this.timers.get(el));
+          const wait = Number(el.getAttribute("data-kiln-debounce") || DEBOUNCE);
+          this.timers.set(el, setTimeout(send, wait));
+        });
+      };
+      form("submit");
+      form("change");
+      form("input");
+    }
+  }
+
+  document.querySelectorAll("[data-kiln-live]").forEach((root, i) => new View(root, i));
+})();

@@ -1,0 +1,195 @@
+//! What the server pushes to a connected view: bus messages and timers, each delivered
+//! through [`HandleInfo`], set up in [`LiveView::connected`].
+
+use std::future::Future;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use futures_core::Stream;
+use tokio::time::{Interval, MissedTickBehavior, Sleep};
+
+use crate::live::view::{HandleInfo, LiveView};
+use crate::realtime::{Message, Subscription};
+
+/// A change a source hands to the view, applied by the socket (a panic in it ends the
+/// view's socket, not the worker).
+pub(crate) type Delivery<V> = Box<dyn FnOnce(&mut V)>;
+
+/// One source of messages for a view.
+trait Source<V> {
+    /// The next delivery, `Ready(None)` once the source has ended.
+    fn poll_next(&mut self, cx: &mut Context<'_>) -> Poll<Option<Delivery<V>>>;
+}
+
+/// A connected view's socket, as [`LiveView::connected`] sees it: what the view
+/// subscribes to and the timers it sets, each message delivered to its
+/// [`HandleInfo`] impl while the page is open (and dropped with the socket).
+///
+/// ```
+/// use std::time::Duration;
+///
+/// use kiln::live::{HandleInfo, Live, LiveSocket, LiveView};
+/// use kiln::realtime::{LocalBus, Message};
+/// use kiln::{Rejection, RequestContext, Route, State, live_html};
+///
+/// #[derive(Route)]
+/// #[route("/news")]
+/// struct NewsPage;
+///
+/// struct News {
+///     bus: LocalBus,
+///     latest: String,
+///     ticks: u32,
+/// }
+///
+/// #[derive(Clone)]
+/// struct Tick;
+///
+/// impl LiveView for News {
+///     type AppState = LocalBus;
+///     type Route = NewsPage;
+///     type Event = ();
+///
+///     async fn mount(_: NewsPage, cx: RequestContext<'_, LocalBus>) -> Result<Self, Rejection> {
+///         let bus = LocalBus::clone(cx.state());
+///         Ok(News { bus, latest: String::new(), ticks: 0 })
+///     }
+///
+///     fn connected(&mut self, socket: &mut LiveSocket<Self>) {
+///         socket.subscribe::<Message>(self.bus.subscribe("news"));
+///         socket.every(Duration::from_secs(1), Tick);
+///     }
+///
+///     fn handle(&mut self, (): ()) {}
+///
+///     fn render(&self) -> Live<()> {
+///         live_html! { p { (self.latest) } p { (self.ticks) " s" } }
+///     }
+/// }
+///
+/// impl HandleInfo<Message> for News {
+///     fn handle_info(&mut self, message: Message) {
+///         self.latest = message.payload().to_owned();
+///     }
+/// }
+///
+/// impl HandleInfo<Tick> for News {
+///     fn handle_info(&mut self, Tick: Tick) {
+///         self.ticks += 1;
+///     }
+/// }
+/// ```
+pub struct LiveSocket<V> {
+    sources: Vec<Box<dyn Source<V>>>,
+}
+
+impl<V: LiveView> LiveSocket<V> {
+    pub(crate) fn new() -> Self {
+        LiveSocket { sources: Vec::new() }
+    }
+
+    /// Delivers each message of `subscription` as an `M` (a bus [`Message`] itself, or
+    /// a type of the app's made from one). Messages the subscription lagged behind
+    /// are skipped: the view is as current as the next message makes it.
+    pub fn subscribe<M>(&mut self, subscription: Subscription)
+    where
+        M: From<Message> + 'static,
+        V: HandleInfo<M>,
+    {
+        self.sources.push(Box::new(Subscribed::<M> { subscription, into: std::marker::PhantomData }));
+    }
+
+    /// Delivers `message` every `period`, the first after one period. A tick missed
+    /// while the worker was busy is delivered once, not caught up.
+    pub fn every<M>(&mut self, period: Duration, message: M)
+    where
+        M: Clone + 'static,
+        V: HandleInfo<M>,
+    {
+        let start = tokio::time::Instant::now() + period;
+        let mut interval = tokio::time::interval_at(start, period);
+        interval.set_missed_tick_behavior(MissedTickBehavior::Delay);
+        self.sources.push(Box::new(Every { interval, message }));
+    }
+
+    /// Delivers `message` once, after `delay`.
+    pub fn after<M>(&mut self, delay: Duration, message: M)
+    where
+        M: 'static,
+        V: HandleInfo<M>,
+    {
+        self.sources.push(Box::new(After { sleep: Box::pin(tokio::time::sleep(delay)), message: Some(message) }));
+    }
+
+    /// The next delivery of any source; pending forever when there is none (the
+    /// socket waits on the page then).
+    pub(crate) fn poll_next(&mut self, cx: &mut Context<'_>) -> Poll<Delivery<V>> {
+        let mut i = 0;
+        while i < self.sources.len() {
+            match self.sources[i].poll_next(cx) {
+                Poll::Ready(Some(delivery)) => {
+                    // The next poll starts after this source, so that one busy
+                    // source does not starve the others.
+                    self.sources.rotate_left(i + 1);
+                    return Poll::Ready(delivery);
+                }
+                Poll::Ready(None) => drop(self.sources.swap_remove(i)),
+                Poll::Pending => i += 1,
+            }
+        }
+        Poll::Pending
+    }
+}
+
+struct Subscribed<M> {
+    subscription: Subscription,
+    into: std::marker::PhantomData<fn() -> M>,
+}
+
+impl<V: HandleInfo<M>, M: From<Message> + 'static> Source<V> for Subscribed<M> {
+    fn poll_next(&mut self, cx: &mut Context<'_>) -> Poll<Option<Delivery<V>>> {
+        loop {
+            match Pin::new(&mut self.subscription).poll_next(cx) {
+                Poll::Ready(Some(Ok(message))) => {
+                    let message = M::from(message);
+                    return Poll::Ready(Some(Box::new(move |view: &mut V| view.handle_info(message))));
+                }
+                Poll::Ready(Some(Err(_lagged))) => continue,
+                Poll::Ready(None) => return Poll::Ready(None),
+                Poll::Pending => return Poll::Pending,
+            }
+        }
+    }
+}
+
+struct Every<M> {
+    interval: Interval,
+    message: M,
+}
+
+impl<V: HandleInfo<M>, M: Clone + 'static> Source<V> for Every<M> {
+    fn poll_next(&mut self, cx: &mut Context<'_>) -> Poll<Option<Delivery<V>>> {
+        self.interval.poll_tick(cx).map(|_| {
+            let message = self.message.clone();
+            Some(Box::new(move |view: &mut V| view.handle_info(message)) as Delivery<V>)
+        })
+    }
+}
+
+struct After<M> {
+    sleep: Pin<Box<Sleep>>,
+    message: Option<M>,
+}
+
+impl<V: HandleInfo<M>, M: 'static> Source<V> for After<M> {
+    fn poll_next(&mut self, cx: &mut Context<'_>) -> Poll<Option<Delivery<V>>> {
+        if self.message.is_some() && self.sleep.as_mut().poll(cx).is_pending() {
+            return Poll::Pending;
+        }
+        // Fired: the message once, then the source ends.
+        Poll::Ready(
+            self.message.take().map(|message| Box::new(move |view: &mut V| view.handle_info(message)) as Delivery<V>),
+        )
+    }
+}
