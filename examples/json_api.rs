@@ -12,7 +12,7 @@
 //! compressed as the client accepts, and `/metrics` counts it all. Its operations are
 //! registered with `App::api`, so `app().openapi()` describes them from their types;
 //! the document is committed as `examples/json_api.openapi.json`, and a test fails if
-//! the two drift apart. `KILN_LISTEN` picks another address than `127.0.0.1:3000`.
+//! the two drift apart. Refusals are problem details (`application/problem+json`). `KILN_LISTEN` picks another address than `127.0.0.1:3000`.
 
 use std::time::{Duration, UNIX_EPOCH};
 
@@ -94,6 +94,7 @@ pub(crate) fn app(key: Key) -> App<()> {
         .path_prefix("/api/");
     App::new(|_worker| ())
         .secret_key(key)
+        .problem_json("/api")
         .api(login)
         .api(me)
         .cors(cors)

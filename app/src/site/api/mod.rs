@@ -1,6 +1,7 @@
 //! The wiki's JSON API, described in its OpenAPI document (`app/openapi.json`, kept
 //! from drifting by `api::tests`): the pages, a search, and the comments, which a
-//! client posts with a bearer token it asked for under the commenter's name.
+//! client posts with a bearer token it asked for under the commenter's name. Every
+//! refusal under `/api` is `application/problem+json`.
 //!
 //! | Route | What |
 //! | --- | --- |
@@ -28,7 +29,9 @@ use crate::state::Worker;
 use comments::{comments, post_comment, token};
 use pages::{page, pages, search};
 
-/// Adds the API's routes, each described in the app's OpenAPI document.
+/// Adds the API's routes, each described in the app's OpenAPI document. Its refusals
+/// are problem details (RFC 9457, `application/problem+json`), where the site's pages
+/// keep their HTML error pages.
 pub(crate) fn mount(app: App<Worker>) -> App<Worker> {
-    app.api(pages).api(page).api(search).api(comments).api(token).api(post_comment)
+    app.problem_json("/api").api(pages).api(page).api(search).api(comments).api(token).api(post_comment)
 }

@@ -34,7 +34,7 @@ fn the_typescript_client_is_written() {
         "export type Page = {",
         "export async function apiPage(client: Client, params: { /** The page's address, as in `/pages/{slug}`. */ slug: string; }): Promise<ApiPageResponse>",
         "export async function apiPostComment(client: Client, params: { /** The page's address. */ slug: string; }, body: NewComment): Promise<ApiPostCommentResponse>",
-        "export type ApiPageResponse = Ok<200, Page> | Err<404, string> | Err<409, string> | Err<500, string> | Err<503, string>;",
+        "export type ApiPageResponse = Ok<200, Page> | Err<404, Problem> | Err<409, Problem> | Err<500, Problem> | Err<503, Problem>;",
     ] {
         assert!(ts.contains(line), "{line}\n\n{ts}");
     }
@@ -71,7 +71,10 @@ fn the_api_lists_gets_and_searches_pages() {
     let page: Value = c.get(ApiPage { slug: "tour".into() }).json();
     assert_eq!(page["slug"], "tour");
     assert!(page["markdown"].as_str().is_some_and(|m| !m.is_empty()));
-    assert_eq!(c.get(ApiPage { slug: "nowhere".into() }).status(), 404);
+    let missing = c.get(ApiPage { slug: "nowhere".into() });
+    assert_eq!(missing.status(), 404);
+    assert_eq!(missing.header("content-type"), Some("application/problem+json"));
+    assert_eq!(missing.json::<Value>()["status"], 404);
 
     let found: Value = c.get(ApiSearch { q: "TOUR".into() }).json();
     assert!(found.as_array().expect("array").iter().any(|p| p["slug"] == "tour"), "{found}");
