@@ -23,6 +23,8 @@ fn the_rust_client_round_trips_every_demo_operation() {
     assert_eq!(tour.slug, "tour");
     let missing = anonymous.call(page, &ApiPage { slug: "nowhere".into() }, ()).expect_err("no page");
     assert_eq!(missing.status(), Some(404));
+    let problem: serde_json::Value = missing.body_json().expect("problem details");
+    assert_eq!((problem["status"].as_u64(), problem["instance"].as_str()), (Some(404), Some("/api/pages/nowhere")));
     let found = anonymous.call(search, &ApiSearch { q: "tour".into() }, ()).expect("search");
     assert!(found.iter().any(|p| p.slug == "tour"), "{found:?}");
 

@@ -75,6 +75,13 @@ impl Error {
         &self.body
     }
 
+    /// The body of that answer read as JSON: the problem details (RFC 9457) of an app
+    /// that answers with them (`App::problem_json`), or the handler's own error type.
+    /// `None` when it does not read as a `T`.
+    pub fn body_json<T: serde::de::DeserializeOwned>(&self) -> Option<T> {
+        serde_json::from_str(&self.body).ok()
+    }
+
     /// Whether the request did not get through (connection, timeout, TLS).
     pub fn is_transport(&self) -> bool {
         self.status.is_none() && !self.decode
