@@ -24,6 +24,23 @@
 //! # Ok::<(), kiln::client::Error>(())
 //! ```
 //!
+//! A body the handler does not read is a compile error, as is a route of another
+//! handler:
+//!
+//! ```compile_fail
+//! # use kiln::{Json, Route};
+//! # use kiln::client::Client;
+//! #[derive(Route)]
+//! #[route(POST, "/double")]
+//! struct Double;
+//!
+//! async fn double(_: Double, Json(n): Json<i64>) -> Json<i64> { Json(2 * n) }
+//!
+//! // `double` reads an `i64`, not a string.
+//! let four: i64 = Client::new("http://127.0.0.1:8080").call(double, &Double, "two")?;
+//! # Ok::<(), kiln::client::Error>(())
+//! ```
+//!
 //! The handler is passed for its type only, never run. Its route gives the method and
 //! the path with its query (`Display`); the argument that is a `Json<T>` or `Form<T>`
 //! says what the body is and how it is encoded; the output (`Json<T>`, `String`, `()`,
