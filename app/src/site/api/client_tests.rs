@@ -6,10 +6,10 @@ use kiln::client::Client;
 use kiln::http::Server;
 
 use super::super::tests::app;
-use super::comments::{comments, post_comment, token};
+use super::comments::{comments, post_comment, post_comment_csrf, token};
 use super::pages::{page, pages, search};
-use super::routes::{ApiComments, ApiPage, ApiPages, ApiPostComment, ApiSearch, ApiToken};
-use super::types::{NewComment, TokenRequest};
+use super::routes::{ApiComments, ApiPage, ApiPages, ApiPostComment, ApiPostCommentCsrf, ApiSearch, ApiToken};
+use super::types::{NamedComment, NewComment, TokenRequest};
 
 #[test]
 fn the_rust_client_round_trips_every_demo_operation() {
@@ -39,6 +39,20 @@ fn the_rust_client_round_trips_every_demo_operation() {
     assert_eq!((posted.author.as_str(), posted.body.as_str()), ("Rust", "From Rust."));
     let listed = anonymous.call(comments, &ApiComments { slug: "tour".into() }, ()).expect("comments");
     assert_eq!(listed.last().map(|c| c.id), Some(posted.id));
+
+    // From the site's own page: its CSRF cookie, and the token the page holds.
+    let page = kiln_test_support::get(serving.local_addr(), "/pages/tour").expect("the page");
+    let cookie = page.header("set-cookie").and_then(|c| c.split(';').next()).expect("a CSRF cookie");
+    let csrf = page.text().split("name=\"csrf_token\" value=\"").nth(1).and_then(|t| t.split('"').next());
+    let from_page = Client::new(format!("http://{}", serving.local_addr()))
+        .header("cookie", cookie)
+        .header("x-csrf-token", csrf.expect("a CSRF token"));
+    let named = NamedComment { author: "Page".into(), body: "From the page.".into() };
+    let posted = from_page.call(post_comment_csrf, &ApiPostCommentCsrf { slug: "tour".into() }, named).expect("post");
+    assert_eq!(posted.author, "Page");
+    let forged = NamedComment { author: "Page".into(), body: "Forged.".into() };
+    let refused = anonymous.call(post_comment_csrf, &ApiPostCommentCsrf { slug: "tour".into() }, forged);
+    assert_eq!(refused.expect_err("no CSRF token").status(), Some(403));
 
     serving.shutdown();
     serving.wait().expect("the server stops");

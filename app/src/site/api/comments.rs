@@ -1,18 +1,19 @@
-//! The comments: read by anyone, posted with a bearer token that names the author.
+//! The comments: read by anyone, posted with a bearer token that names the author, or
+//! from the site's own pages with their CSRF token.
 //! A token, not the session cookie, so a page on another site cannot post in a
 //! visitor's name (a browser never adds an `Authorization` header by itself).
 
 use std::time::Duration;
 
 use kiln::rejection::Rejection;
-use kiln::{BearerToken, ClientAddr, Json, Key, State, StatusCode};
+use kiln::{BearerToken, ClientAddr, CsrfGuard, Json, Key, State, StatusCode};
 
 use super::super::comments::MAX_LINKS;
 use super::super::comments::links;
 use super::super::page_view::{MAX_AUTHOR, MAX_COMMENT};
 use super::super::{live, model};
-use super::routes::{ApiComments, ApiPostComment, ApiToken};
-use super::types::{Comment, NewComment, Token, TokenRequest, is_text};
+use super::routes::{ApiComments, ApiPostComment, ApiPostCommentCsrf, ApiToken};
+use super::types::{Comment, NamedComment, NewComment, Token, TokenRequest, is_text};
 use crate::state::Worker;
 
 /// How long a commenter's token lasts.
@@ -54,20 +55,49 @@ pub(crate) async fn post_comment(
     client: ClientAddr,
     Json(input): Json<NewComment>,
 ) -> Result<Json<Comment>, Rejection> {
-    let author = token.subject().trim();
-    if !is_text(&input.body, MAX_COMMENT) {
+    if !is_text(token.subject(), MAX_AUTHOR) {
+        return Err(unprocessable("the token's name is empty, too long or holds control characters"));
+    }
+    store(&worker, client, &route.slug, token.subject(), &input.body).await
+}
+
+/// `POST /api/pages/{slug}/comments/csrf`: as [`post_comment`], the CSRF token instead
+/// of a bearer token, the author named in the body.
+pub(crate) async fn post_comment_csrf(
+    route: ApiPostCommentCsrf,
+    _: CsrfGuard,
+    State(worker): State<Worker>,
+    client: ClientAddr,
+    Json(input): Json<NamedComment>,
+) -> Result<Json<Comment>, Rejection> {
+    if !is_text(&input.author, MAX_AUTHOR) {
+        return Err(unprocessable("the name is empty, too long or holds control characters"));
+    }
+    store(&worker, client, &route.slug, &input.author, &input.body).await
+}
+
+/// Checks `body`, counts the comment against `client`'s limit, stores it on the page at
+/// `slug` and sends it to the page's live readers.
+async fn store(
+    worker: &Worker,
+    client: ClientAddr,
+    slug: &str,
+    author: &str,
+    body: &str,
+) -> Result<Json<Comment>, Rejection> {
+    if !is_text(body, MAX_COMMENT) {
         return Err(unprocessable("the comment is empty, too long or holds control characters"));
     }
-    if links(&input.body) > MAX_LINKS {
+    if links(body) > MAX_LINKS {
         return Err(unprocessable("the comment holds too many links: at most 3"));
     }
     worker.site.settings.comments.check_client(client)?;
-    let page = model::page(&worker.db, &route.slug).await?;
+    let page = model::page(&worker.db, slug).await?;
     let comment =
-        model::Comment { id: 0, author: author.to_owned(), body: input.body.trim().to_owned(), created: model::now() };
+        model::Comment { id: 0, author: author.trim().to_owned(), body: body.trim().to_owned(), created: model::now() };
     let id = model::add_comment(&worker.db, page.id, &comment.author, &comment.body, comment.created).await?;
     let comment = model::Comment { id, ..comment };
-    live::publish(&worker.site.bus, &route.slug, &comment).await;
+    live::publish(&worker.site.bus, slug, &comment).await;
     Ok(Json(comment.into()))
 }
 

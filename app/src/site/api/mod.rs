@@ -11,6 +11,7 @@
 //! | `GET /api/pages/{slug}/comments` | a page's comments, oldest first |
 //! | `POST /api/tokens` | a bearer token for a commenter's name |
 //! | `POST /api/pages/{slug}/comments` | posts a comment (bearer token, rate limit) |
+//! | `POST /api/pages/{slug}/comments/csrf` | the same from the site's pages (CSRF token) |
 
 mod comments;
 mod pages;
@@ -26,12 +27,19 @@ use kiln::App;
 
 use crate::state::Worker;
 
-use comments::{comments, post_comment, token};
+use comments::{comments, post_comment, post_comment_csrf, token};
 use pages::{page, pages, search};
 
 /// Adds the API's routes, each described in the app's OpenAPI document. Its refusals
 /// are problem details (RFC 9457, `application/problem+json`), where the site's pages
 /// keep their HTML error pages.
 pub(crate) fn mount(app: App<Worker>) -> App<Worker> {
-    app.problem_json("/api").api(pages).api(page).api(search).api(comments).api(token).api(post_comment)
+    app.problem_json("/api")
+        .api(pages)
+        .api(page)
+        .api(search)
+        .api(comments)
+        .api(token)
+        .api(post_comment)
+        .api(post_comment_csrf)
 }

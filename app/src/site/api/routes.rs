@@ -58,3 +58,15 @@ pub(crate) struct ApiPostComment {
     /// The page's address.
     pub(crate) slug: String,
 }
+
+/// Posts a comment from the site's own pages, under the name given.
+///
+/// For a script on the wiki's pages: the CSRF cookie the page set, and its token in the
+/// `x-csrf-token` header, stand in for a bearer token. Checked and rate-limited as the
+/// other way to post.
+#[derive(Route)]
+#[route(POST, "/api/pages/{slug}/comments/csrf")]
+pub(crate) struct ApiPostCommentCsrf {
+    /// The page's address.
+    pub(crate) slug: String,
+}

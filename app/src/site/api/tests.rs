@@ -6,7 +6,7 @@ use std::num::NonZeroU32;
 use serde_json::{Value, json};
 
 use super::super::tests::{app, client};
-use super::routes::{ApiComments, ApiPage, ApiPages, ApiPostComment, ApiSearch, ApiToken};
+use super::routes::{ApiComments, ApiPage, ApiPages, ApiPostComment, ApiPostCommentCsrf, ApiSearch, ApiToken};
 
 /// The API's title and version in its document.
 const TITLE: &str = "kiln wiki API";
@@ -136,4 +136,27 @@ fn the_api_counts_comments_against_the_site_s_limit() {
     assert_eq!(statuses, [200, 200, 200, 200, 200, 429]);
     let refused = c.request("POST", &route).header("authorization", &bearer).json(&json!({ "body": "x" })).send();
     assert!(refused.header("retry-after").is_some_and(|s| s.parse::<u64>().is_ok()));
+}
+
+#[test]
+fn the_site_s_pages_post_a_comment_with_their_csrf_token_and_a_forged_one_is_refused() {
+    let (mut c, _dir) = client("api-csrf");
+    let page = c.get("/pages/tour");
+    let cookie = page.header("set-cookie").expect("a CSRF cookie").split(';').next().expect("pair").to_owned();
+    let text = page.text();
+    let token = text.split("name=\"csrf_token\" value=\"").nth(1).and_then(|t| t.split('"').next()).expect("token");
+    let route = ApiPostCommentCsrf { slug: "tour".into() };
+    let comment = json!({ "author": "Tess", "body": "From the page's script." });
+
+    let forged = c.request("POST", &route).header("cookie", &cookie).json(&comment).send();
+    assert_eq!(forged.status(), 403);
+    assert_eq!(forged.header("content-type"), Some("application/problem+json"));
+    let posted =
+        c.request("POST", &route).header("cookie", &cookie).header("x-csrf-token", token).json(&comment).send();
+    assert_eq!(posted.status(), 200, "{}", posted.text());
+    assert_eq!(posted.json::<Value>()["author"], "Tess");
+    let nameless = json!({ "author": " ", "body": "x" });
+    let refused =
+        c.request("POST", &route).header("cookie", &cookie).header("x-csrf-token", token).json(&nameless).send();
+    assert_eq!(refused.status(), 422);
 }

@@ -88,6 +88,19 @@ pub(crate) struct NewComment {
     pub(crate) body: String,
 }
 
+/// A comment to post from the site's pages: the author is named.
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+#[schemars(crate = "kiln::openapi::schemars")]
+pub(crate) struct NamedComment {
+    /// The commenter's name, at most 80 characters.
+    #[schemars(length(min = 1, max = MAX_AUTHOR), pattern(TEXT_PATTERN))]
+    pub(crate) author: String,
+    /// The comment: at most 4,000 characters and 3 links (`http://`, `https://`,
+    /// `www.`); more links are a `422`.
+    #[schemars(length(min = 1, max = MAX_COMMENT), pattern(TEXT_PATTERN))]
+    pub(crate) body: String,
+}
+
 /// Who asks for a token: the name their comments are posted under.
 #[derive(Debug, Serialize, Deserialize, JsonSchema)]
 #[schemars(crate = "kiln::openapi::schemars")]
