@@ -25,10 +25,11 @@ mod utf8;
 
 pub use close::{CloseCode, CloseFrame};
 pub use config::{
-    CLOSE_TIMEOUT, HEARTBEAT, MAX_FRAME_BYTES, MAX_MESSAGE_BYTES, MAX_QUEUE_BYTES, SEND_TIMEOUT, WsConfig,
+    CLOSE_TIMEOUT, HEARTBEAT, MAX_FRAME_BYTES, MAX_MESSAGE_BYTES, MAX_QUEUE_BYTES, SEND_TIMEOUT, WORKER_MESSAGE_BYTES,
+    WsConfig,
 };
 pub use deflate::{DeflateConfig, DeflateParams, negotiate as negotiate_deflate};
 pub use message::Message;
-pub use receiver::WsReceiver;
+pub use receiver::{WsReceiver, worker_message_bytes};
 pub use sender::{SendError, TrySendError, WsSender};
 pub use socket::WebSocket;
