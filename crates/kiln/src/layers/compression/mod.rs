@@ -57,11 +57,11 @@ impl Default for Levels {
 /// (each builds a codec, C for two of them: the README's "Cargo features" table has
 /// their build times):
 ///
-/// | feature  | coding                | library                                          |
-/// |----------|-----------------------|--------------------------------------------------|
-/// | `gzip`   | [`Encoding::Gzip`]    | libdeflate for whole bodies, zlib-rs for streams |
-/// | `brotli` | [`Encoding::Brotli`]  | Google's C brotli                                |
-/// | `zstd`   | [`Encoding::Zstd`]    | the C zstd library                               |
+/// | feature  | coding              | library                                          |
+/// |----------|---------------------|--------------------------------------------------|
+/// | `gzip`   | `Encoding::Gzip`    | libdeflate for whole bodies, zlib-rs for streams |
+/// | `brotli` | `Encoding::Brotli`  | Google's C brotli                                |
+/// | `zstd`   | `Encoding::Zstd`    | the C zstd library                               |
 ///
 /// [`Compression::new`] offers the codings compiled in; with none it compresses
 /// nothing, and calling it warns at compile time. A coding's [`Encoding`] variant
