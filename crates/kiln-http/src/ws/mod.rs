@@ -1,4 +1,5 @@
-//! WebSocket (RFC 6455) on an upgraded connection, with permessage-deflate (RFC 7692).
+//! WebSocket (RFC 6455) on an upgraded connection, with permessage-deflate (RFC 7692,
+//! feature `ws-deflate`).
 //!
 //! The handshake is the framework's: it answers `101` with
 //! [`Response::set_upgrade`](crate::Response::set_upgrade) and, in the callback, makes
@@ -8,8 +9,9 @@
 //!   `utf8`: incremental validation; `deflate`: negotiation and (de)compression;
 //! - `readbuf`: input lent a buffer only while there is some, so idle sockets hold none;
 //! - `spare`: small message buffers reused once sent;
-//! - `sender`: the bounded output queue; `receiver`: reading, reassembly, control
-//!   frames, heartbeat and close; `socket`: both together.
+//! - `sender`: the bounded output queue; `receiver`: reading, reassembly (within the
+//!   worker's budget for messages being received), control frames, heartbeat and
+//!   close; `socket`: both together.
 
 mod close;
 mod config;
