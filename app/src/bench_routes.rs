@@ -81,7 +81,8 @@ pub(crate) fn mount<S: 'static>(app: App<S>) -> App<S> {
 }
 
 async fn ws_echo(_: WsEcho, ws: WebSocketUpgrade) -> impl IntoResponse {
-    ws.on_upgrade(|mut socket| async move {
+    // Autobahn's 9.* cases send messages and frames of up to 16 MiB (the default is 1 MiB).
+    ws.max_frame(16 << 20).max_message(16 << 20).on_upgrade(|mut socket| async move {
         while let Some(msg) = socket.recv().await {
             if socket.send(msg).await.is_err() {
                 break;

@@ -36,7 +36,7 @@
 //!   frames) answered with `GOAWAY(ENHANCE_YOUR_CALM)`. h2spec passes every case.
 //! - HTTP/1.1 upgrades ([`Response::set_upgrade`]): after the `101` the service's
 //!   callback owns the connection, inside its task; and [WebSocket](ws) (RFC 6455,
-//!   permessage-deflate from RFC 7692) on top.
+//!   permessage-deflate from RFC 7692 with feature `ws-deflate`) on top.
 //! - HTTPS in process (feature `tls`, rustls on ring): TLS 1.2 and 1.3, ALPN, a bounded
 //!   handshake, session tickets, the certificate reloaded on SIGHUP, HSTS, and a
 //!   redirecting plain-HTTP service; see `docs/tls.md` (module `tls_guide`).

@@ -30,7 +30,7 @@
 //! - **Behind a load balancer**: the real client as [`ClientAddr`] (and in the log),
 //!   believed only from [`App::trusted_proxies`]; [`healthz`] answers `503` from the
 //!   moment the server drains (`docs/deploy.md`).
-//! - **Databases** (`kiln::db`, cargo features `sqlite` (default) and `postgres`):
+//! - **Databases** (`kiln::db`, cargo features `sqlite` and `postgres`):
 //!   the app's statements with `$1` placeholders on both backends, rows into the
 //!   app's types with `#[derive(FromRow)]`, transactions, migrations embedded at
 //!   compile time; SQLite on threads of its own, PostgreSQL pipelined per worker;
@@ -38,10 +38,10 @@
 //! - **Real time** ([`realtime`]): Server-Sent Events ([`realtime::Sse`]) sent as
 //!   produced, with keep-alive comments and a resume from `Last-Event-ID`, ending
 //!   cleanly when the server drains.
-//! - **Layers**: [`Compression`] (brotli, zstd, gzip, streamed bodies too), [`Cors`],
-//!   [`RateLimit`] (`429` with `Retry-After`, one count for all workers, bounded
-//!   memory), [`Metrics`] (`/metrics` in Prometheus' text format) and request spans;
-//!   kiln's events go through `tracing`.
+//! - **Layers**: [`Compression`] (brotli, zstd, gzip, streamed bodies too; each coding
+//!   a cargo feature), [`Cors`], [`RateLimit`] (`429` with `Retry-After`, one count for
+//!   all workers, bounded memory), [`Metrics`] (`/metrics` in Prometheus' text format)
+//!   and request spans; kiln's events go through `tracing`.
 //! - **APIs**: [`BearerToken`]s signed with the app's [`Key`], [`blocking`] work on a
 //!   bounded pool, `?` on database errors in handlers returning [`Rejection`].
 //! - **The API contract** (cargo feature `openapi`, `docs/openapi.md`): `App::openapi`,
@@ -63,6 +63,22 @@
 //!   (lists by key, as moves); driven in tests by [`live::LiveTest`].
 //! - `HEAD` from `GET`, `405` with `Allow`, a trailing-slash policy, [middleware],
 //!   and an in-process [`TestClient`](test::TestClient).
+//!
+//! # Cargo features
+//!
+//! None is on by default: a first app builds what every app runs, about as fast as
+//! axum's hello (the README's "Cargo features" table has what each adds to a clean
+//! build). Turn on what the app uses:
+//!
+//! - `gzip`, `brotli`, `zstd`: the codings [`Compression`] offers, one each (libdeflate
+//!   and zlib-rs; Google's C brotli; the C zstd library).
+//! - `ws-deflate`: WebSocket permessage-deflate (RFC 7692, zlib-rs); without it the
+//!   handshake declines the extension.
+//! - `sqlite`: `kiln::db` on embedded SQLite (its C source, bundled).
+//! - `postgres`: `kiln::db` on PostgreSQL (kiln's pipelined connection, TLS by rustls).
+//! - `chrono`, `time`: dates and timestamps in `kiln::db` as those crates' types.
+//! - `tls`: HTTPS in process, `kiln::http::Server::tls` (rustls on ring).
+//! - `maud`: `maud::Markup` as a response.
 //!
 //! ```
 //! use kiln::{App, Json, Route};

@@ -72,13 +72,17 @@ use crate::response::IntoResponse;
 ///   the message back, and a peer that takes no byte for 30 s is dropped; memory per
 ///   socket never grows with a slow reader, and a peer that floods pings without
 ///   reading the pongs is not read from while the queue is full.
-/// - **Limits** on frames and messages (16 MiB), the message counted after
-///   decompression as it inflates, so a small deflate bomb is stopped at the limit.
+/// - **Limits** on frames and messages (1 MiB, [`max_message`](Self::max_message)),
+///   the message counted after decompression as it inflates, so a small deflate bomb
+///   is stopped at the limit; and one budget for the messages all of a worker's
+///   sockets are receiving (64 MiB, `WsConfig::worker_message_bytes`), so that many
+///   clients each sending a large message cannot add up: the socket over it gets 1009.
 /// - **Shutdown reaches sockets**: on drain each one is closed with 1001 and given
 ///   5 s for the client's close frame; until it ends it counts as an open connection,
 ///   so the server waits for it (within the grace period).
-/// - **permessage-deflate is on** when the client offers it (off with
-///   [`deflate`](Self::deflate)), with context takeover and window bits negotiated.
+/// - **permessage-deflate is on** when the client offers it and kiln's `ws-deflate`
+///   feature is (off with [`deflate`](Self::deflate)), with context takeover and
+///   window bits negotiated.
 ///
 /// The socket's protocol work (pongs, the heartbeat, the close handshake, drain) runs
 /// while [`recv`](kiln_http::ws::WsReceiver::recv) is awaited: keep one task

@@ -48,6 +48,7 @@ impl WsReceiver {
         if self.closing.is_none() {
             self.msg_op = None;
             self.msg = Vec::new();
+            self.held.release();
             self.shared.push_close(Some(code), reason);
         }
         self.shared.shutdown().await;
@@ -68,6 +69,10 @@ impl WsReceiver {
 
     pub(super) fn start_closing(&mut self) {
         self.closing = Some(Instant::now() + self.shared.config.close_timeout);
+        // Data frames are skipped from now on: a message half received never ends.
+        self.msg_op = None;
+        self.msg = Vec::new();
+        self.held.release();
     }
 
     /// Ends the connection: what is queued goes out, then our side closes.

@@ -6,12 +6,16 @@
 //! close handshake never completes (the heartbeat then closes the socket).
 //!
 //! Here: the receiver's state and [`WsReceiver::recv`]'s loop. `reassembly`: frames
-//! into messages; `control`: pings, the close handshake, failing the connection;
-//! `waiting`: the wait for input with the heartbeat, drain and close timeout.
+//! into messages; `budget`: the worker's bound on the messages its sockets hold;
+//! `control`: pings, the close handshake, failing the connection; `waiting`: the wait
+//! for input with the heartbeat, drain and close timeout.
 
+mod budget;
 mod control;
 mod reassembly;
 mod waiting;
+
+pub use budget::worker_message_bytes;
 
 use std::future::poll_fn;
 use std::pin::Pin;
@@ -20,6 +24,7 @@ use std::task::{Context, Poll, Waker, ready};
 
 use tokio::time::{Instant, Sleep, sleep_until};
 
+use self::budget::Held;
 use self::reassembly::Event;
 use super::close::{CloseCode, CloseFrame};
 use super::deflate::Inflater;
@@ -64,6 +69,9 @@ pub struct WsReceiver {
     /// The message being reassembled: its opcode, whether it is compressed.
     msg_op: Option<(OpCode, bool)>,
     msg: Vec<u8>,
+    /// The worker's budget `msg` holds: its capacity, from the frame that made it
+    /// until `recv` hands it over.
+    held: Held,
     /// How much of a text message has been checked as it arrived.
     checked: usize,
     utf8: Utf8Validator,
@@ -95,6 +103,7 @@ impl WsReceiver {
             frame: None,
             msg_op: None,
             msg: Vec::new(),
+            held: Held::default(),
             checked: 0,
             utf8: Utf8Validator::default(),
             control: Vec::new(),

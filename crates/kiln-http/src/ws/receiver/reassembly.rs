@@ -47,11 +47,6 @@ impl WsReceiver {
                 frame::apply_mask(payload, header.mask, read);
                 self.control.extend_from_slice(payload);
             } else if self.closing.is_none() {
-                if self.msg.capacity() == 0 && header.fin {
-                    // A message in one frame: its buffer is made once, to size (or
-                    // one that carried a message sent since is reused).
-                    self.msg = spare::buffer(header.len.min(self.shared.config.max_message as u64) as usize);
-                }
                 self.take_payload(avail, &header, read, header.fin && complete)?;
             }
             let read = read + avail as u64;
@@ -91,10 +86,44 @@ impl WsReceiver {
         }
         if h.opcode.is_control() {
             self.control.clear();
-        } else if matches!(self.msg_op, Some((_, false))) && self.msg.len() as u64 + h.len > limit {
-            // Refused before any of it is read.
-            return Err((CloseCode::MESSAGE_TOO_BIG, "message too large"));
+        } else if matches!(self.msg_op, Some((_, false))) {
+            if self.msg.len() as u64 + h.len > limit {
+                // Refused before any of it is read.
+                return Err((CloseCode::MESSAGE_TOO_BIG, "message too large"));
+            }
+            // Within the limit, so within `usize`.
+            let len = h.len as usize;
+            if self.msg.capacity() == 0 && h.fin {
+                // A message in one frame: its buffer is made once, to size (or one
+                // that carried a message sent since is reused).
+                self.msg = spare::buffer(len);
+            }
+            self.reserve(len)?;
         }
+        Ok(())
+    }
+
+    /// Room in the message for `more` bytes, charged to the worker's budget before it
+    /// is allocated. The frame's length is known before its payload is read, so a
+    /// message in one frame gets exactly its size; one in fragments grows by a
+    /// quarter over what it needs (a fragment at a time would copy the message once
+    /// per fragment; doubling would hold up to twice its size), never past the
+    /// message limit nor the budget.
+    fn reserve(&mut self, more: usize) -> Result<(), Fail> {
+        let budget = self.shared.config.worker_message_bytes;
+        let needed = self.msg.len() + more;
+        let grown = grown(self.msg.len(), needed, self.shared.config.max_message);
+        let room = if needed <= self.msg.capacity() {
+            self.msg.capacity()
+        } else if self.held.raise_to(budgeted(grown), budget) {
+            grown
+        } else {
+            needed
+        };
+        if !self.held.raise_to(budgeted(room), budget) {
+            return Err(OVER_BUDGET);
+        }
+        self.msg.reserve_exact(room - self.msg.len());
         Ok(())
     }
 
@@ -106,7 +135,14 @@ impl WsReceiver {
             let payload = &mut self.rbuf.bytes_mut()[..len];
             frame::apply_mask(payload, header.mask, offset);
             let inflater = self.inflater.as_mut().ok_or((CloseCode::PROTOCOL_ERROR, "RSV1 without deflate"))?;
-            inflater.inflate(payload, &mut self.msg, self.shared.config.max_message).map_err(inflate_fail)?;
+            let (max, room) = (
+                self.shared.config.max_message,
+                self.held.room(self.shared.config.worker_message_bytes, UNCHARGED_BYTES),
+            );
+            inflater.inflate(payload, &mut self.msg, max.min(room)).map_err(|e| inflate_fail(e, room < max))?;
+            if !self.held.raise_to(budgeted(self.msg.capacity()), self.shared.config.worker_message_bytes) {
+                return Err(OVER_BUDGET);
+            }
         } else {
             // Unmasked as it is copied: one pass over the payload, not two.
             frame::unmask_into(&mut self.msg, &self.rbuf.bytes()[..len], header.mask, offset);
@@ -126,10 +162,21 @@ impl WsReceiver {
         };
         if compressed {
             if let Some(inflater) = &mut self.inflater {
-                inflater.finish(&mut self.msg, self.shared.config.max_message).map_err(inflate_fail)?;
+                let (max, room) = (
+                    self.shared.config.max_message,
+                    self.held.room(self.shared.config.worker_message_bytes, UNCHARGED_BYTES),
+                );
+                inflater.finish(&mut self.msg, max.min(room)).map_err(|e| inflate_fail(e, room < max))?;
             }
         }
-        let body = std::mem::take(&mut self.msg);
+        let mut body = std::mem::take(&mut self.msg);
+        // The app owns the message now: it leaves the budget, and a large one does not
+        // keep room it will never fill (grown in fragments, it may have a quarter more
+        // than its size; a small one keeps the spare buffer it may have been given).
+        self.held.release();
+        if body.capacity() > UNCHARGED_BYTES && body.capacity() - body.len() > body.len() / 8 {
+            body.shrink_to_fit();
+        }
         if op == OpCode::Binary {
             return Ok(Message::Binary(body));
         }
@@ -138,8 +185,32 @@ impl WsReceiver {
     }
 }
 
-fn inflate_fail(e: InflateError) -> Fail {
+/// The room to give a message of `len` bytes that needs `needed`: a quarter more,
+/// when it grows from a fragment or an inflated piece whose followers are unknown,
+/// within `limit`.
+fn grown(len: usize, needed: usize, limit: usize) -> usize {
+    if len == 0 { needed } else { (needed + needed / 4).min(limit).max(needed) }
+}
+
+/// A message up to this size is not charged to the worker's budget: it costs no more
+/// than the read buffer every reading socket borrows, and a socket that sends small
+/// messages (a chat line, a live page's event) must go on while others hold the
+/// budget with large ones.
+const UNCHARGED_BYTES: usize = 64 * 1024;
+
+/// What a message with room for `room` bytes holds of the worker's budget.
+fn budgeted(room: usize) -> usize {
+    if room <= UNCHARGED_BYTES { 0 } else { room }
+}
+
+/// The worker's sockets hold their budget's worth of messages already: this one is
+/// failed, the others go on.
+const OVER_BUDGET: Fail = (CloseCode::MESSAGE_TOO_BIG, "server busy: too many large messages");
+
+/// `budget_bound`: the inflater's limit was the worker's budget, not the message limit.
+fn inflate_fail(e: InflateError, budget_bound: bool) -> Fail {
     match e {
+        InflateError::TooBig if budget_bound => OVER_BUDGET,
         InflateError::TooBig => (CloseCode::MESSAGE_TOO_BIG, "message too large"),
         InflateError::Corrupt => (CloseCode::INVALID_PAYLOAD, "bad compressed data"),
     }

@@ -7,68 +7,100 @@
 //! ([`super::zstd_context`]); brotli is C brotli's ([`super::brotli`]), in one call for
 //! a whole body.
 
-use std::io::{self, Write};
+// With no coding compiled in, `Encoding` and `Encoder` have no value: what takes or
+// follows one is unreachable, and the compiler says so of every such line.
+#![cfg_attr(
+    not(any(feature = "gzip", feature = "brotli", feature = "zstd")),
+    allow(unused_variables, unreachable_code)
+)]
+
+use std::io;
+#[cfg(any(feature = "brotli", feature = "zstd"))]
+use std::io::Write;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
+#[cfg(feature = "gzip")]
 use flate2::FlushCompress;
 use futures_core::Stream;
 use kiln_http::{BodyStream, Bytes};
 
 use super::Levels;
+#[cfg(feature = "gzip")]
 use super::gzip::Gzip;
 use super::negotiate::Encoding;
 
+/// One variant per coding compiled in; with none, no encoder can be made (nor is one
+/// asked for: nothing is negotiated).
 pub(crate) enum Encoder {
+    #[cfg(feature = "gzip")]
     Gzip(Gzip),
+    #[cfg(feature = "brotli")]
     Brotli(Box<brotlic::CompressorWriter<Vec<u8>>>),
+    #[cfg(feature = "zstd")]
     Zstd(zstd::stream::write::Encoder<'static, Vec<u8>>),
 }
 
 impl Encoder {
     /// An encoder for a stream, whose output starts with room for `capacity` bytes.
     pub(crate) fn new(encoding: Encoding, levels: &Levels, capacity: usize) -> io::Result<Encoder> {
-        Ok(match encoding {
-            Encoding::Gzip => Encoder::Gzip(Gzip::new(levels.gzip, capacity)),
-            Encoding::Brotli => Encoder::Brotli(Box::new(super::brotli::stream(levels.brotli, capacity)?)),
+        match encoding {
+            #[cfg(feature = "gzip")]
+            Encoding::Gzip => Ok(Encoder::Gzip(Gzip::new(levels.gzip, capacity))),
+            #[cfg(feature = "brotli")]
+            Encoding::Brotli => Ok(Encoder::Brotli(Box::new(super::brotli::stream(levels.brotli, capacity)?))),
+            #[cfg(feature = "zstd")]
             Encoding::Zstd => {
-                Encoder::Zstd(zstd::stream::write::Encoder::new(Vec::with_capacity(capacity), levels.zstd)?)
+                Ok(Encoder::Zstd(zstd::stream::write::Encoder::new(Vec::with_capacity(capacity), levels.zstd)?))
             }
-        })
+        }
     }
 
+    // `*self` and `ref mut`: a match on the place, which is exhaustive even when no
+    // coding is compiled in and `Encoder` has no variant.
     fn write_all(&mut self, data: &[u8]) -> io::Result<()> {
-        match self {
-            Encoder::Gzip(e) => e.write(data, FlushCompress::None),
-            Encoder::Brotli(e) => e.write_all(data),
-            Encoder::Zstd(e) => e.write_all(data),
+        match *self {
+            #[cfg(feature = "gzip")]
+            Encoder::Gzip(ref mut e) => e.write(data, FlushCompress::None),
+            #[cfg(feature = "brotli")]
+            Encoder::Brotli(ref mut e) => e.write_all(data),
+            #[cfg(feature = "zstd")]
+            Encoder::Zstd(ref mut e) => e.write_all(data),
         }
     }
 
     /// Ends the current block so that everything written so far can be decoded.
     fn flush(&mut self) -> io::Result<()> {
-        match self {
-            Encoder::Gzip(e) => e.write(&[], FlushCompress::Sync),
-            Encoder::Brotli(e) => e.flush(),
-            Encoder::Zstd(e) => e.flush(),
+        match *self {
+            #[cfg(feature = "gzip")]
+            Encoder::Gzip(ref mut e) => e.write(&[], FlushCompress::Sync),
+            #[cfg(feature = "brotli")]
+            Encoder::Brotli(ref mut e) => e.flush(),
+            #[cfg(feature = "zstd")]
+            Encoder::Zstd(ref mut e) => e.flush(),
         }
     }
 
     /// The output so far, taken out.
     fn take_output(&mut self) -> Vec<u8> {
-        let out = match self {
-            Encoder::Gzip(e) => return e.take_output(),
-            Encoder::Brotli(e) => e.get_mut(),
-            Encoder::Zstd(e) => e.get_mut(),
-        };
-        std::mem::take(out)
+        match *self {
+            #[cfg(feature = "gzip")]
+            Encoder::Gzip(ref mut e) => e.take_output(),
+            #[cfg(feature = "brotli")]
+            Encoder::Brotli(ref mut e) => std::mem::take(e.get_mut()),
+            #[cfg(feature = "zstd")]
+            Encoder::Zstd(ref mut e) => std::mem::take(e.get_mut()),
+        }
     }
 
     /// Ends the stream (its trailer) and returns the rest of the output.
     pub(crate) fn finish(self) -> io::Result<Vec<u8>> {
         match self {
+            #[cfg(feature = "gzip")]
             Encoder::Gzip(e) => e.finish(),
+            #[cfg(feature = "brotli")]
             Encoder::Brotli(e) => e.into_inner().map_err(brotlic::IntoInnerError::into_error),
+            #[cfg(feature = "zstd")]
             Encoder::Zstd(e) => e.finish(),
         }
     }
@@ -77,8 +109,11 @@ impl Encoder {
 /// The whole of `body` in `encoding` at its level.
 pub(crate) fn compress(encoding: Encoding, levels: &Levels, body: &[u8]) -> io::Result<Vec<u8>> {
     match encoding {
+        #[cfg(feature = "gzip")]
         Encoding::Gzip => super::gzip_bulk::compress(levels.gzip, body),
+        #[cfg(feature = "zstd")]
         Encoding::Zstd => super::zstd_context::compress(levels.zstd, body),
+        #[cfg(feature = "brotli")]
         Encoding::Brotli => super::brotli::compress(levels.brotli, body),
     }
 }
@@ -139,9 +174,11 @@ impl Stream for Compressed {
     }
 }
 
-#[cfg(test)]
+// The tests turn on every coding (kiln's dev-dependency on itself).
+#[cfg(all(test, feature = "brotli", feature = "zstd", feature = "gzip"))]
 mod tests {
     use std::collections::VecDeque;
+    use std::io::Write;
 
     use super::*;
 

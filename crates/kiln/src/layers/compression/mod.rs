@@ -1,12 +1,18 @@
 //! [`Compression`]: responses compressed with the best coding the client accepts
-//! (brotli, zstd, gzip), as an `App` layer.
+//! (brotli, zstd, gzip, each compiled in by kiln's cargo feature of that name), as an
+//! `App` layer.
 
+#[cfg(feature = "brotli")]
 mod brotli;
 mod encoder;
+#[cfg(feature = "gzip")]
 mod gzip;
+#[cfg(feature = "gzip")]
 mod gzip_bulk;
 mod negotiate;
+#[cfg(any(feature = "gzip", feature = "brotli"))]
 mod room;
+#[cfg(feature = "zstd")]
 mod zstd_context;
 
 use kiln_http::{Request, Response, StatusCode};
@@ -22,7 +28,7 @@ pub const DEFAULT_COMPRESSION_MIN_SIZE: usize = 512;
 
 /// Compression levels, per coding. The defaults are chosen for speed at a good ratio:
 /// a page is compressed on every request, so the server's CPU per response counts as
-/// much as the bytes.
+/// much as the bytes. The level of a coding whose feature is off is ignored.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Levels {
     /// gzip, 0–9 (default 4), zlib's levels: a whole body is compressed by libdeflate
@@ -46,6 +52,20 @@ impl Default for Levels {
 /// (RFC 9110 §12.5.3: q-values, `identity`, `*`; among equals brotli, then zstd, then
 /// gzip), and says `Vary: Accept-Encoding`; give it with
 /// [`App::compression`](crate::App::compression).
+///
+/// Each coding is compiled in by a cargo feature of `kiln`, none of them on by default
+/// (each builds a codec, C for two of them: the README's "Cargo features" table has
+/// their build times):
+///
+/// | feature  | coding              | library                                          |
+/// |----------|---------------------|--------------------------------------------------|
+/// | `gzip`   | `Encoding::Gzip`    | libdeflate for whole bodies, zlib-rs for streams |
+/// | `brotli` | `Encoding::Brotli`  | Google's C brotli                                |
+/// | `zstd`   | `Encoding::Zstd`    | the C zstd library                               |
+///
+/// [`Compression::new`] offers the codings compiled in; with none it compresses
+/// nothing, and calling it warns at compile time. A coding's [`Encoding`] variant
+/// exists only with its feature, so naming one that is off does not compile.
 ///
 /// Left as they are: bodies under [`min_size`](Self::min_size), types that are
 /// compressed already (images but SVG, audio, video, WOFF fonts, archives) or unknown,
@@ -93,16 +113,26 @@ pub struct Compression {
 
 impl Default for Compression {
     fn default() -> Self {
-        Compression::new()
+        Compression::compiled_in()
     }
 }
 
 impl Compression {
-    /// Brotli, zstd and gzip at the default [`Levels`], bodies of
-    /// [`DEFAULT_COMPRESSION_MIN_SIZE`] bytes and more, on every path.
+    /// The codings compiled in (brotli, zstd, gzip: those of kiln's features `brotli`,
+    /// `zstd` and `gzip` that are on, in that order) at the default [`Levels`], bodies
+    /// of [`DEFAULT_COMPRESSION_MIN_SIZE`] bytes and more, on every path.
+    #[cfg_attr(
+        not(any(feature = "gzip", feature = "brotli", feature = "zstd")),
+        deprecated(note = "no coding is compiled in, so this compresses nothing: turn on kiln's \
+                           cargo feature `gzip`, `brotli` or `zstd`")
+    )]
     pub fn new() -> Self {
+        Compression::compiled_in()
+    }
+
+    fn compiled_in() -> Self {
         Compression {
-            encodings: vec![Encoding::Brotli, Encoding::Zstd, Encoding::Gzip],
+            encodings: Encoding::COMPILED_IN.to_vec(),
             levels: Levels::default(),
             min_size: DEFAULT_COMPRESSION_MIN_SIZE,
             except: |_| false,
@@ -273,7 +303,7 @@ fn compressible(content_type: &[u8]) -> bool {
 }
 
 /// Incompressible bytes (xorshift), for the encoders' tests: output larger than input.
-#[cfg(test)]
+#[cfg(all(test, any(feature = "gzip", feature = "brotli")))]
 fn noise(len: usize) -> Vec<u8> {
     let mut x = 0x9e37_79b9_u32;
     (0..len)
@@ -287,7 +317,7 @@ fn noise(len: usize) -> Vec<u8> {
 }
 
 /// A gzip body decoded, for the tests of the two gzip encoders.
-#[cfg(test)]
+#[cfg(all(test, feature = "gzip"))]
 fn gunzip(bytes: &[u8]) -> Vec<u8> {
     use std::io::Read;
     let mut out = Vec::new();

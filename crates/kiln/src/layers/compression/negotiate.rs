@@ -1,24 +1,53 @@
 //! `Accept-Encoding` (RFC 9110 §12.5.3): which content coding, if any, the client
 //! takes, by its q-values and then by the server's preference.
 
-/// A content coding kiln can produce.
+/// A content coding kiln can produce: one variant per coding compiled in, each by
+/// kiln's cargo feature of the same name.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Encoding {
-    /// Brotli (RFC 7932): the smallest text at the levels kiln uses.
+    /// Brotli (RFC 7932): the smallest text at the levels kiln uses. Feature `brotli`.
+    #[cfg(feature = "brotli")]
     Brotli,
-    /// Zstandard (RFC 8878): the fastest to compress.
+    /// Zstandard (RFC 8878): the fastest to compress. Feature `zstd`.
+    #[cfg(feature = "zstd")]
     Zstd,
-    /// gzip (RFC 1952): understood by every client.
+    /// gzip (RFC 1952): understood by every client. Feature `gzip`.
+    #[cfg(feature = "gzip")]
     Gzip,
 }
 
 impl Encoding {
+    /// The codings compiled in, in the server's order of preference.
+    pub const COMPILED_IN: &'static [Encoding] = &[
+        #[cfg(feature = "brotli")]
+        Encoding::Brotli,
+        #[cfg(feature = "zstd")]
+        Encoding::Zstd,
+        #[cfg(feature = "gzip")]
+        Encoding::Gzip,
+    ];
+
     /// Its name in `Content-Encoding`.
     pub fn name(self) -> &'static str {
         match self {
+            #[cfg(feature = "brotli")]
             Encoding::Brotli => "br",
+            #[cfg(feature = "zstd")]
             Encoding::Zstd => "zstd",
+            #[cfg(feature = "gzip")]
             Encoding::Gzip => "gzip",
+        }
+    }
+
+    /// Its slot among the codings an `Accept-Encoding` names.
+    fn slot(self) -> usize {
+        match self {
+            #[cfg(feature = "brotli")]
+            Encoding::Brotli => 0,
+            #[cfg(feature = "zstd")]
+            Encoding::Zstd => 1,
+            #[cfg(feature = "gzip")]
+            Encoding::Gzip => 2,
         }
     }
 }
@@ -62,14 +91,7 @@ pub(crate) fn negotiate(header: Option<&[u8]>, enabled: &[Encoding]) -> Option<E
         };
         *slot = Some(q);
     }
-    let weight = |e: Encoding| {
-        let i = match e {
-            Encoding::Brotli => 0,
-            Encoding::Zstd => 1,
-            Encoding::Gzip => 2,
-        };
-        named[i].or(star).unwrap_or(0)
-    };
+    let weight = |e: Encoding| named[e.slot()].or(star).unwrap_or(0);
     let mut best: Option<(Encoding, Weight)> = None;
     for &e in enabled {
         let q = weight(e);
@@ -100,7 +122,8 @@ fn parse_q(text: &[u8]) -> Option<Weight> {
     }
 }
 
-#[cfg(test)]
+// The tests turn on every coding (kiln's dev-dependency on itself).
+#[cfg(all(test, feature = "brotli", feature = "zstd", feature = "gzip"))]
 mod tests {
     use super::Encoding::{Brotli, Gzip, Zstd};
     use super::*;

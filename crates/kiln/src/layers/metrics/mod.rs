@@ -26,8 +26,7 @@ pub(crate) use counters::{Counting, WorkerCounters};
 /// - `kiln_bus_lagged_messages_total`: bus messages subscribers missed by falling
 ///   behind ([`Lagged`](crate::realtime::Lagged));
 /// - `kiln_db_queued_calls`: database calls waiting (queued for SQLite, in flight on
-///   PostgreSQL), with
-///   [`database`](Self::database).
+///   PostgreSQL), with `Metrics::database` (feature `sqlite` or `postgres`).
 ///
 /// The scrape itself is not counted. Without `Metrics` no request does any of this.
 ///
