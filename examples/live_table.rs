@@ -90,7 +90,7 @@ impl LiveView for Table {
         socket.subscribe::<Message>(self.bus.subscribe(SCORES));
     }
 
-    fn handle(&mut self, event: Event) {
+    fn handle(&mut self, event: Event, _: &mut LiveSocket<Self>) {
         match event {
             Event::Sort(column) => self.sort = column,
             Event::Filter(filter) => self.filter = filter.q,

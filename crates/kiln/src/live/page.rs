@@ -12,7 +12,7 @@
 //! never taken from the page) and the socket runs it.
 //!
 //! ```
-//! use kiln::live::{Live, LiveView};
+//! use kiln::live::{Live, LiveSocket, LiveView};
 //! use kiln::{App, Key, Rejection, RequestContext, Route, live_html};
 //! use serde::{Deserialize, Serialize};
 //!
@@ -41,7 +41,7 @@
 //!         Ok(Greeting { name: route.name, waves: 0 })
 //!     }
 //!
-//!     fn handle(&mut self, Event::Wave: Event) {
+//!     fn handle(&mut self, Event::Wave: Event, _: &mut LiveSocket<Self>) {
 //!         self.waves += 1;
 //!     }
 //!

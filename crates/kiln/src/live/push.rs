@@ -1,7 +1,9 @@
-//! What the server pushes to a connected view: bus messages and timers, each delivered
-//! through [`HandleInfo`], set up in [`LiveView::connected`].
+//! What the server pushes to a connected view: bus messages, timers and the results of
+//! work the view started, each delivered through [`HandleInfo`], set up in
+//! [`LiveView::connected`] or [`LiveView::handle`].
 
 use std::future::Future;
+use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
 use std::pin::Pin;
 use std::task::{Context, Poll};
 use std::time::Duration;
@@ -22,9 +24,10 @@ trait Source<V> {
     fn poll_next(&mut self, cx: &mut Context<'_>) -> Poll<Option<Delivery<V>>>;
 }
 
-/// A connected view's socket, as [`LiveView::connected`] sees it: what the view
-/// subscribes to and the timers it sets, each message delivered to its
-/// [`HandleInfo`] impl while the page is open (and dropped with the socket).
+/// A connected view's socket, as [`LiveView::connected`] and [`LiveView::handle`] see
+/// it: what the view subscribes to, the timers it sets and the work it starts
+/// ([`spawn`](LiveSocket::spawn)), each message delivered to its [`HandleInfo`] impl
+/// while the page is open (and dropped with the socket).
 ///
 /// ```
 /// use std::time::Duration;
@@ -61,7 +64,7 @@ trait Source<V> {
 ///         socket.every(Duration::from_secs(1), Tick);
 ///     }
 ///
-///     fn handle(&mut self, (): ()) {}
+///     fn handle(&mut self, (): (), _: &mut LiveSocket<Self>) {}
 ///
 ///     fn render(&self) -> Live<()> {
 ///         live_html! { p { (self.latest) } p { (self.ticks) " s" } }
@@ -120,6 +123,73 @@ impl<V: LiveView> LiveSocket<V> {
         V: HandleInfo<M>,
     {
         self.sources.push(Box::new(After { sleep: Box::pin(tokio::time::sleep(delay)), message: Some(message) }));
+    }
+
+    /// Runs `work` (a query, a publish) beside the view while its page is open, and
+    /// delivers its result as a message, `M`: an event that needs to await starts it
+    /// from [`LiveView::handle`] and changes the state again when it comes back. The
+    /// socket goes on taking events and pushes meanwhile. A panic in `work` ends the
+    /// view's socket as a panic in the view does; work still running when the page
+    /// goes is dropped.
+    ///
+    /// ```
+    /// use kiln::live::{HandleInfo, Live, LiveSocket, LiveTest, LiveView};
+    /// use kiln::{Rejection, RequestContext, Route, live_html};
+    /// use serde::{Deserialize, Serialize};
+    ///
+    /// #[derive(Route)]
+    /// #[route("/lookup")]
+    /// struct LookupPage;
+    ///
+    /// #[derive(Serialize, Deserialize)]
+    /// enum Event {
+    ///     Look,
+    /// }
+    ///
+    /// /// What the lookup found.
+    /// struct Found(String);
+    ///
+    /// struct Lookup {
+    ///     answer: Option<String>,
+    /// }
+    ///
+    /// impl LiveView for Lookup {
+    ///     type AppState = ();
+    ///     type Route = LookupPage;
+    ///     type Event = Event;
+    ///
+    ///     async fn mount(_: LookupPage, _: RequestContext<'_, ()>) -> Result<Self, Rejection> {
+    ///         Ok(Lookup { answer: None })
+    ///     }
+    ///
+    ///     fn handle(&mut self, Event::Look: Event, socket: &mut LiveSocket<Self>) {
+    ///         // A database query in an app; the page stays responsive meanwhile.
+    ///         socket.spawn(async { Found("42".to_owned()) });
+    ///     }
+    ///
+    ///     fn render(&self) -> Live<Event> {
+    ///         live_html! { p { (self.answer.as_deref().unwrap_or("asking")) } }
+    ///     }
+    /// }
+    ///
+    /// impl HandleInfo<Found> for Lookup {
+    ///     fn handle_info(&mut self, Found(answer): Found) {
+    ///         self.answer = Some(answer);
+    ///     }
+    /// }
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// let mut test = LiveTest::new(Lookup { answer: None });
+    /// assert!(test.event(Event::Look).is_empty());
+    /// assert_eq!(test.push().await.to_json().unwrap(), r#"{"0":"42"}"#);
+    /// # });
+    /// ```
+    pub fn spawn<M>(&mut self, work: impl Future<Output = M> + 'static)
+    where
+        M: 'static,
+        V: HandleInfo<M>,
+    {
+        self.sources.push(Box::new(Task { work: Some(Box::pin(work)) }));
     }
 
     /// The next delivery of any source; pending forever when there is none (the
@@ -191,5 +261,23 @@ impl<V: HandleInfo<M>, M: 'static> Source<V> for After<M> {
         Poll::Ready(
             self.message.take().map(|message| Box::new(move |view: &mut V| view.handle_info(message)) as Delivery<V>),
         )
+    }
+}
+
+struct Task<M> {
+    work: Option<Pin<Box<dyn Future<Output = M>>>>,
+}
+
+impl<V: HandleInfo<M>, M: 'static> Source<V> for Task<M> {
+    fn poll_next(&mut self, cx: &mut Context<'_>) -> Poll<Option<Delivery<V>>> {
+        let Some(work) = self.work.as_mut() else { return Poll::Ready(None) };
+        let delivery: Delivery<V> = match catch_unwind(AssertUnwindSafe(|| work.as_mut().poll(cx))) {
+            Ok(Poll::Pending) => return Poll::Pending,
+            Ok(Poll::Ready(message)) => Box::new(move |view: &mut V| view.handle_info(message)),
+            // The panic goes on where the view's code runs, which ends the socket.
+            Err(panic) => Box::new(move |_: &mut V| resume_unwind(panic)),
+        };
+        self.work = None;
+        Poll::Ready(Some(delivery))
     }
 }

@@ -18,7 +18,7 @@ use crate::route::Route;
 /// its own type, and shown by [`render`](LiveView::render).
 ///
 /// ```
-/// use kiln::live::{Live, LiveTest, LiveView};
+/// use kiln::live::{Live, LiveSocket, LiveTest, LiveView};
 /// use kiln::{Rejection, RequestContext, Route, live_html};
 /// use serde::{Deserialize, Serialize};
 ///
@@ -45,7 +45,7 @@ use crate::route::Route;
 ///         Ok(Counter { count: 0 })
 ///     }
 ///
-///     fn handle(&mut self, event: Event) {
+///     fn handle(&mut self, event: Event, _: &mut LiveSocket<Self>) {
 ///         match event {
 ///             Event::Increment => self.count += 1,
 ///             Event::Reset => self.count = 0,
@@ -100,8 +100,10 @@ pub trait LiveView: Sized + 'static {
         let _ = socket;
     }
 
-    /// Changes the state for an event from the page.
-    fn handle(&mut self, event: Self::Event);
+    /// Changes the state for an event from the page. Work to await (a query, a
+    /// publish) is started on the `socket` ([`LiveSocket::spawn`]) and its result comes
+    /// back as a message ([`HandleInfo`]); the socket may also subscribe and set timers.
+    fn handle(&mut self, event: Self::Event, socket: &mut LiveSocket<Self>);
 
     /// The view's markup for the current state, written with [`kiln::live_html!`](crate::live_html).
     fn render(&self) -> Live<Self::Event>;
