@@ -5,9 +5,8 @@
 //! | Route | What |
 //! | --- | --- |
 //! | `GET /` (`?page=N`) | the pages, newest first |
-//! | `GET /pages/{slug}` | a page, its comments, the comment form |
-//! | `POST /pages/{slug}/comments` | posts a comment (CSRF, rate limit, 422, 303) |
-//! | `GET /pages/{slug}/live` | new comments on the page as they are posted (Server-Sent Events) |
+//! | `GET /pages/{slug}` | a page, its comments, the comment form: a live view, whose socket is the same path |
+//! | `POST /pages/{slug}/comments` | posts a comment without JavaScript (CSRF, rate limit, 422, 303) |
 //! | `GET /feed.rss`, `GET /sitemap.xml` | RSS 2.0 and the sitemap, absolute links |
 //! | `GET /login`, `POST /login`, `POST /logout` | the editor's session |
 //! | `GET /editor`, `GET|POST /editor/new`, `GET|POST /editor/pages/{slug}` | the editor |
@@ -41,14 +40,13 @@ use crate::state::Worker;
 
 /// The asset links the site's pages make, for a start-up that checks the `--public`
 /// folder holds them as the binary was built.
-pub(crate) const ASSET_LINKS: [&str; 2] = [layout::STYLESHEET_LINK, live::SCRIPT_LINK];
+pub(crate) const ASSET_LINKS: [&str; 1] = [layout::STYLESHEET_LINK];
 
 /// Adds the site's routes.
 pub(crate) fn mount(app: App<Worker>) -> App<Worker> {
     app.route(pages::home)
-        .route(pages::show)
+        .live::<live::Discussion>()
         .route(comments::post)
-        .route(live::events)
         .route(feed::feed)
         .route(feed::sitemap)
         .route(layout::favicon)

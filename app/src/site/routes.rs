@@ -11,7 +11,8 @@ pub(crate) struct Home {
     pub(crate) page: Option<u32>,
 }
 
-/// A page, its comments and the comment form.
+/// A page, its comments and the comment form (a live view: asked for a WebSocket,
+/// the page's socket).
 #[derive(Route)]
 #[route("/pages/{slug}")]
 pub(crate) struct ShowPage {
@@ -22,13 +23,6 @@ pub(crate) struct ShowPage {
 #[derive(Route)]
 #[route(POST, "/pages/{slug}/comments")]
 pub(crate) struct PostComment {
-    pub(crate) slug: String,
-}
-
-/// New comments on a page, as they are posted: Server-Sent Events.
-#[derive(Route)]
-#[route("/pages/{slug}/live")]
-pub(crate) struct LiveComments {
     pub(crate) slug: String,
 }
 

@@ -100,21 +100,19 @@ impl<V: LiveView> Handler<MountArgs<V>, V::AppState> for LivePage<V> {
             let key = app_key(config, "LiveView")?;
             // The visitor, by the signed CSRF cookie (set by the first answer if new).
             let visitor = Csrf::from_request(cx)?;
-            let claims =
-                Claims { view: std::any::type_name::<V>(), page: &route.to_string(), visitor: visitor.token() };
+            let page = route.to_string();
             if !is_upgrade(&cx.request()) {
-                let token = token::issue(key, &claims, V::LIMITS.token_ttl, SystemTime::now());
-                return Ok((route, Answer::Page(visitor, token)));
+                return Ok((route, page, key, Answer::Page(visitor)));
             }
             let ws = WebSocketUpgrade::from_request(cx)?;
             let offered = ws.offered_protocols().iter().find(|p| *p != PROTOCOL);
             offered
                 .ok_or(Refusal::Missing)
-                .and_then(|token| token::check(key, token, &claims, SystemTime::now()))
+                .and_then(|token| token::check(key, token, &claims::<V>(&page, &visitor), SystemTime::now()))
                 .map_err(|refusal| Rejection::custom(StatusCode::FORBIDDEN, refusal.reason()))?;
-            Ok((route, Answer::Socket(ws)))
+            Ok((route, page, key, Answer::Socket(ws)))
         });
-        let (route, answer) = match prepared {
+        let (route, page, key, answer) = match prepared {
             Ok(prepared) => prepared,
             Err(rejection) => {
                 config.reject(&rejection, res);
@@ -128,7 +126,12 @@ impl<V: LiveView> Handler<MountArgs<V>, V::AppState> for LivePage<V> {
                 Err(rejection) => return config.reject(&rejection, res),
             };
             match answer {
-                Answer::Page(visitor, token) => {
+                Answer::Page(visitor) => {
+                    // The token the view rendered into a form, if it did: the cookie
+                    // set must be that one's.
+                    let visitor = view.visitor().cloned().unwrap_or(visitor);
+                    let token =
+                        token::issue(key, &claims::<V>(&page, &visitor), V::LIMITS.token_ttl, SystemTime::now());
                     config.rendering(|| (visitor, first_answer(&view, &token)).into_response(res))
                 }
                 Answer::Socket(ws) => ws
@@ -147,10 +150,15 @@ impl<V: LiveView> RouteHandler<MountArgs<V>, V::AppState> for LivePage<V> {
 
 /// What the route answers once the view is mounted.
 enum Answer {
-    /// The page, for the visitor (whose CSRF cookie it sets when new), with its token.
-    Page(Csrf, String),
+    /// The page, for the visitor (whose CSRF cookie it sets when new).
+    Page(Csrf),
     /// The page's socket, its token checked.
     Socket(WebSocketUpgrade),
+}
+
+/// What a page's token vouches for: this view, on this page, for this visitor.
+fn claims<'a, V: LiveView>(page: &'a str, visitor: &'a Csrf) -> Claims<'a> {
+    Claims { view: std::any::type_name::<V>(), page, visitor: visitor.token() }
 }
 
 /// Whether the request asks for a WebSocket (RFC 6455 §4.1: `Upgrade: websocket`); the

@@ -5,6 +5,7 @@ use std::future::Future;
 
 use serde::de::DeserializeOwned;
 
+use crate::csrf::Csrf;
 use crate::extract::RequestContext;
 use crate::live::Live;
 use crate::live::limits::Limits;
@@ -107,6 +108,16 @@ pub trait LiveView: Sized + 'static {
 
     /// The view's markup for the current state, written with [`kiln::live_html!`](crate::live_html).
     fn render(&self) -> Live<Self::Event>;
+
+    /// The visitor's [`Csrf`] as `mount` extracted it, for a view whose markup holds a
+    /// form that also posts without JavaScript (its token in a hidden field): the first
+    /// answer sets that token's cookie when it is new and ties the page's socket to it.
+    /// A visitor without the cookie is given a new token by each extraction, so a view
+    /// that renders one says which. `None` (the default): the first answer extracts its
+    /// own.
+    fn visitor(&self) -> Option<&Csrf> {
+        None
+    }
 
     /// The whole page of the first answer ([`App::live`](crate::App::live)) around `view`,
     /// the view rendered in its container: by default a bare document titled with the
