@@ -104,7 +104,7 @@ impl LiveView for Chat {
 }
 
 impl HandleInfo<Message> for Chat {
-    fn handle_info(&mut self, message: Message) {
+    fn handle_info(&mut self, message: Message, _: &mut LiveSocket<Self>) {
         self.lines.push((message.id(), message.payload().to_owned()));
         if self.lines.len() > KEEP {
             self.lines.remove(0);
@@ -113,7 +113,7 @@ impl HandleInfo<Message> for Chat {
 }
 
 impl HandleInfo<Said> for Chat {
-    fn handle_info(&mut self, Said(taken): Said) {
+    fn handle_info(&mut self, Said(taken): Said, _: &mut LiveSocket<Self>) {
         self.refused = !taken;
     }
 }

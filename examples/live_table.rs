@@ -135,7 +135,7 @@ impl LiveView for Table {
 }
 
 impl HandleInfo<Message> for Table {
-    fn handle_info(&mut self, message: Message) {
+    fn handle_info(&mut self, message: Message, _: &mut LiveSocket<Self>) {
         let Some((id, score)) = message.payload().split_once(' ') else { return };
         let (Ok(id), Ok(score)) = (id.parse::<u32>(), score.parse()) else { return };
         if let Some(player) = self.players.iter_mut().find(|p| p.id == id) {

@@ -17,6 +17,7 @@ use super::comments;
 use super::layout;
 use super::model::{self, Comment, Page};
 use super::page_view::{self, CommentForm, Event, Thread};
+use super::readers::{self, HEARTBEAT, Heartbeat, Presence, Readers, Said};
 use super::routes::ShowPage;
 use crate::state::Worker;
 
@@ -60,6 +61,8 @@ pub(crate) struct Discussion {
     thread: Thread,
     csrf: Csrf,
     client: ClientAddr,
+    /// Who else has the page open, once it is connected.
+    readers: Option<Readers>,
 }
 
 /// The comments read again once the page's subscription is up, so that none posted
@@ -89,14 +92,24 @@ impl LiveView for Discussion {
             form: CommentForm::default(),
             readers: None,
         };
-        Ok(Discussion { worker, page_id: page.id, article: Some(page), thread, csrf, client })
+        Ok(Discussion { worker, page_id: page.id, article: Some(page), thread, csrf, client, readers: None })
     }
 
     fn connected(&mut self, socket: &mut LiveSocket<Self>) {
         self.article = None;
-        socket.subscribe::<Message>(self.worker.site.bus.subscribe(&topic(&self.thread.slug)));
-        let (worker, slug) = (Rc::clone(&self.worker), self.thread.slug.clone());
+        let (bus, slug) = (&self.worker.site.bus, &self.thread.slug);
+        socket.subscribe::<Message>(bus.subscribe(&topic(slug)));
+        let worker = Rc::clone(&self.worker);
+        let slug = slug.clone();
         socket.spawn(async move { Reloaded(model::comments_of(&worker.db, &slug).await.map_err(|e| e.to_string())) });
+        // Subscribed before joining, so that every answer to the join is heard.
+        let (bus, slug) = (&self.worker.site.bus, &self.thread.slug);
+        socket.subscribe::<Presence>(bus.subscribe(&readers::topic(slug)));
+        socket.every(HEARTBEAT, Heartbeat);
+        let readers = Readers::new(bus, slug);
+        socket.spawn(readers.say("join"));
+        self.thread.readers = Some(readers.count());
+        self.readers = Some(readers);
     }
 
     fn handle(&mut self, Event::Post(input): Event, socket: &mut LiveSocket<Self>) {
@@ -136,7 +149,7 @@ impl LiveView for Discussion {
 }
 
 impl HandleInfo<Message> for Discussion {
-    fn handle_info(&mut self, message: Message) {
+    fn handle_info(&mut self, message: Message, _: &mut LiveSocket<Self>) {
         if let Some(comment) = decode(message.payload()) {
             self.add(comment);
         }
@@ -144,7 +157,7 @@ impl HandleInfo<Message> for Discussion {
 }
 
 impl HandleInfo<Reloaded> for Discussion {
-    fn handle_info(&mut self, Reloaded(comments): Reloaded) {
+    fn handle_info(&mut self, Reloaded(comments): Reloaded, _: &mut LiveSocket<Self>) {
         match comments {
             Ok(comments) => comments.into_iter().for_each(|c| self.add(c)),
             // The page keeps what it has; new comments still arrive.
@@ -154,12 +167,35 @@ impl HandleInfo<Reloaded> for Discussion {
 }
 
 impl HandleInfo<Stored> for Discussion {
-    fn handle_info(&mut self, Stored(stored): Stored) {
+    fn handle_info(&mut self, Stored(stored): Stored, _: &mut LiveSocket<Self>) {
         if let Err(e) = stored {
             eprintln!("kiln-demo: a comment on {} not stored: {e}", self.thread.slug);
             self.thread.form.error = Some("The comment could not be stored; please try again.".to_owned());
         }
     }
+}
+
+impl HandleInfo<Presence> for Discussion {
+    fn handle_info(&mut self, presence: Presence, socket: &mut LiveSocket<Self>) {
+        let Some(readers) = &mut self.readers else { return };
+        if let Some(answer) = readers.heard(&presence) {
+            socket.spawn(readers.say(answer));
+        }
+        self.thread.readers = Some(readers.count());
+    }
+}
+
+impl HandleInfo<Heartbeat> for Discussion {
+    fn handle_info(&mut self, Heartbeat: Heartbeat, socket: &mut LiveSocket<Self>) {
+        let Some(readers) = &mut self.readers else { return };
+        readers.expire();
+        socket.spawn(readers.say("here"));
+        self.thread.readers = Some(readers.count());
+    }
+}
+
+impl HandleInfo<Said> for Discussion {
+    fn handle_info(&mut self, Said: Said, _: &mut LiveSocket<Self>) {}
 }
 
 impl Discussion {
@@ -183,5 +219,72 @@ mod tests {
         let back = decode(&encode(&comment)).expect("decodes");
         assert_eq!((back.id, back.author, back.body, back.created), (42, comment.author, comment.body, 7));
         assert!(decode("42 7 99 short").is_none() && decode("not a comment").is_none());
+    }
+}
+
+#[cfg(test)]
+mod readers_tests {
+    use std::time::Duration;
+
+    use kiln::test::{TestClient, TestWebSocket};
+    use kiln::ws::{CloseCode, Message};
+    use serde_json::Value;
+
+    use crate::state::Worker;
+
+    /// A hang guard only.
+    const WAIT: Duration = Duration::from_secs(10);
+
+    /// Opens the page's live view as the client script does; gives its socket and
+    /// the mount message.
+    fn open(client: &mut TestClient<kiln::AppService<Worker>>, page: &str) -> (TestWebSocket, Value) {
+        let html = client.get(page).text().to_owned();
+        let token = html.split("data-kiln-token=\"").nth(1).and_then(|t| t.split('"').next()).expect("a live page");
+        let protocols = format!("kiln-live, {token}");
+        let mut socket = client.request("GET", page).header("Sec-WebSocket-Protocol", &protocols).websocket().unwrap();
+        let mount = next(&mut socket);
+        (socket, mount)
+    }
+
+    fn next(socket: &mut TestWebSocket) -> Value {
+        match socket.recv(WAIT).expect("a message in time") {
+            Some(Message::Text(text)) => serde_json::from_str(&text).expect("JSON"),
+            other => panic!("expected a text message, got {other:?}"),
+        }
+    }
+
+    /// Every string in a message: the slots' values and statics sent.
+    fn strings(value: &Value) -> Vec<&str> {
+        match value {
+            Value::String(s) => vec![s.as_str()],
+            Value::Array(items) => items.iter().flat_map(strings).collect(),
+            Value::Object(fields) => fields.values().flat_map(strings).collect(),
+            _ => Vec::new(),
+        }
+    }
+
+    #[test]
+    fn the_page_counts_its_open_copies_and_one_less_when_one_leaves() {
+        let (client, _dir) = super::super::tests::client("readers");
+        let mut client = client.keep_cookies();
+        let (mut one, mount) = open(&mut client, "/pages/tour");
+        assert!(strings(&mount).contains(&"1") && strings(&mount).contains(&" reader"), "alone: {mount}");
+
+        // Only the count changes on the page while nobody posts: each message is one.
+        let (mut two, _) = open(&mut client, "/pages/tour");
+        let seen = next(&mut one);
+        assert!(strings(&seen).contains(&"2") && strings(&seen).contains(&" readers"), "{seen}");
+        let mut count = Value::Null;
+        while !strings(&count).contains(&"2") {
+            count = next(&mut two);
+        }
+
+        // Another page's readers are counted apart.
+        let (_other, mount) = open(&mut client, "/pages/welcome");
+        assert!(strings(&mount).contains(&"1"), "{mount}");
+
+        two.close(CloseCode::NORMAL, "bye", WAIT).unwrap();
+        let left = next(&mut one);
+        assert!(strings(&left).contains(&"1"), "one less at once, not after a heartbeat: {left}");
     }
 }

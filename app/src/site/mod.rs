@@ -25,6 +25,7 @@ mod markdown;
 mod model;
 mod page_view;
 mod pages;
+mod readers;
 mod reply;
 mod routes;
 pub(crate) mod seed;

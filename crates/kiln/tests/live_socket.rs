@@ -65,7 +65,7 @@ impl LiveView for Counter {
 }
 
 impl HandleInfo<BusMessage> for Counter {
-    fn handle_info(&mut self, message: BusMessage) {
+    fn handle_info(&mut self, message: BusMessage, _: &mut LiveSocket<Self>) {
         self.count = message.payload().parse().unwrap_or(-1);
     }
 }
@@ -171,13 +171,13 @@ impl LiveView for Clock {
 }
 
 impl HandleInfo<Tick> for Clock {
-    fn handle_info(&mut self, Tick: Tick) {
+    fn handle_info(&mut self, Tick: Tick, _: &mut LiveSocket<Self>) {
         self.ticks += 1;
     }
 }
 
 impl HandleInfo<Done> for Clock {
-    fn handle_info(&mut self, Done: Done) {
+    fn handle_info(&mut self, Done: Done, _: &mut LiveSocket<Self>) {
         self.done = true;
     }
 }
@@ -243,7 +243,7 @@ fn broken() -> Answered {
 }
 
 impl HandleInfo<Answered> for Tasks {
-    fn handle_info(&mut self, Answered(answer): Answered) {
+    fn handle_info(&mut self, Answered(answer): Answered, _: &mut LiveSocket<Self>) {
         self.answer = answer;
     }
 }

@@ -175,7 +175,7 @@ impl LiveView for Table {
 }
 
 impl HandleInfo<ScoreChanged> for Table {
-    fn handle_info(&mut self, change: ScoreChanged) {
+    fn handle_info(&mut self, change: ScoreChanged, _: &mut LiveSocket<Self>) {
         if let Some(person) = self.people.iter_mut().find(|p| p.id == change.id) {
             person.score = change.score;
         }
@@ -308,7 +308,7 @@ impl LiveView for Chat {
 }
 
 impl HandleInfo<Posted> for Chat {
-    fn handle_info(&mut self, posted: Posted) {
+    fn handle_info(&mut self, posted: Posted, _: &mut LiveSocket<Self>) {
         self.messages.push(posted);
     }
 }
@@ -456,7 +456,7 @@ impl LiveView for Items {
 }
 
 impl HandleInfo<Vec<(u32, String, bool)>> for Items {
-    fn handle_info(&mut self, items: Vec<(u32, String, bool)>) {
+    fn handle_info(&mut self, items: Vec<(u32, String, bool)>, _: &mut LiveSocket<Self>) {
         self.items = items;
     }
 }
@@ -558,13 +558,13 @@ impl LiveView for Note {
 }
 
 impl HandleInfo<Saved> for Note {
-    fn handle_info(&mut self, Saved(id): Saved) {
+    fn handle_info(&mut self, Saved(id): Saved, _: &mut LiveSocket<Self>) {
         self.saved = Some(id);
     }
 }
 
 impl HandleInfo<NoteTick> for Note {
-    fn handle_info(&mut self, NoteTick: NoteTick) {
+    fn handle_info(&mut self, NoteTick: NoteTick, _: &mut LiveSocket<Self>) {
         self.ticks += 1;
     }
 }

@@ -63,7 +63,7 @@ impl<V: LiveView> Mounted<V> {
     where
         V: HandleInfo<M>,
     {
-        self.view.handle_info(message);
+        self.view.handle_info(message, &mut self.socket);
         self.rerender()
     }
 
@@ -72,7 +72,7 @@ impl<V: LiveView> Mounted<V> {
     /// while the view has no source.
     pub async fn push(&mut self) -> Diff {
         let delivery = std::future::poll_fn(|cx| self.poll_push(cx)).await;
-        delivery(&mut self.view);
+        self.deliver(delivery);
         self.rerender()
     }
 
@@ -93,9 +93,9 @@ impl<V: LiveView> Mounted<V> {
         self.socket.poll_next(cx)
     }
 
-    /// The view's state, to change without rendering.
-    pub(crate) fn view_mut(&mut self) -> &mut V {
-        &mut self.view
+    /// Hands the view a delivery of its push sources, without rendering.
+    pub(crate) fn deliver(&mut self, delivery: Delivery<V>) {
+        delivery(&mut self.view, &mut self.socket);
     }
 
     /// Renders the view and gives what changed since the page was last sent.

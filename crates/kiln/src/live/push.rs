@@ -16,7 +16,7 @@ use crate::realtime::{Message, Subscription};
 
 /// A change a source hands to the view, applied by the socket (a panic in it ends the
 /// view's socket, not the worker).
-pub(crate) type Delivery<V> = Box<dyn FnOnce(&mut V)>;
+pub(crate) type Delivery<V> = Box<dyn FnOnce(&mut V, &mut LiveSocket<V>)>;
 
 /// One source of messages for a view.
 trait Source<V> {
@@ -72,13 +72,13 @@ trait Source<V> {
 /// }
 ///
 /// impl HandleInfo<Message> for News {
-///     fn handle_info(&mut self, message: Message) {
+///     fn handle_info(&mut self, message: Message, _: &mut LiveSocket<Self>) {
 ///         self.latest = message.payload().to_owned();
 ///     }
 /// }
 ///
 /// impl HandleInfo<Tick> for News {
-///     fn handle_info(&mut self, Tick: Tick) {
+///     fn handle_info(&mut self, Tick: Tick, _: &mut LiveSocket<Self>) {
 ///         self.ticks += 1;
 ///     }
 /// }
@@ -173,7 +173,7 @@ impl<V: LiveView> LiveSocket<V> {
     /// }
     ///
     /// impl HandleInfo<Found> for Lookup {
-    ///     fn handle_info(&mut self, Found(answer): Found) {
+    ///     fn handle_info(&mut self, Found(answer): Found, _: &mut LiveSocket<Self>) {
     ///         self.answer = Some(answer);
     ///     }
     /// }
@@ -223,7 +223,9 @@ impl<V: HandleInfo<M>, M: From<Message> + 'static> Source<V> for Subscribed<M> {
             match Pin::new(&mut self.subscription).poll_next(cx) {
                 Poll::Ready(Some(Ok(message))) => {
                     let message = M::from(message);
-                    return Poll::Ready(Some(Box::new(move |view: &mut V| view.handle_info(message))));
+                    return Poll::Ready(Some(Box::new(move |view: &mut V, socket: &mut LiveSocket<V>| {
+                        view.handle_info(message, socket)
+                    })));
                 }
                 Poll::Ready(Some(Err(_lagged))) => continue,
                 Poll::Ready(None) => return Poll::Ready(None),
@@ -242,7 +244,8 @@ impl<V: HandleInfo<M>, M: Clone + 'static> Source<V> for Every<M> {
     fn poll_next(&mut self, cx: &mut Context<'_>) -> Poll<Option<Delivery<V>>> {
         self.interval.poll_tick(cx).map(|_| {
             let message = self.message.clone();
-            Some(Box::new(move |view: &mut V| view.handle_info(message)) as Delivery<V>)
+            Some(Box::new(move |view: &mut V, socket: &mut LiveSocket<V>| view.handle_info(message, socket))
+                as Delivery<V>)
         })
     }
 }
@@ -258,9 +261,9 @@ impl<V: HandleInfo<M>, M: 'static> Source<V> for After<M> {
             return Poll::Pending;
         }
         // Fired: the message once, then the source ends.
-        Poll::Ready(
-            self.message.take().map(|message| Box::new(move |view: &mut V| view.handle_info(message)) as Delivery<V>),
-        )
+        Poll::Ready(self.message.take().map(|message| {
+            Box::new(move |view: &mut V, socket: &mut LiveSocket<V>| view.handle_info(message, socket)) as Delivery<V>
+        }))
     }
 }
 
@@ -273,9 +276,11 @@ impl<V: HandleInfo<M>, M: 'static> Source<V> for Task<M> {
         let Some(work) = self.work.as_mut() else { return Poll::Ready(None) };
         let delivery: Delivery<V> = match catch_unwind(AssertUnwindSafe(|| work.as_mut().poll(cx))) {
             Ok(Poll::Pending) => return Poll::Pending,
-            Ok(Poll::Ready(message)) => Box::new(move |view: &mut V| view.handle_info(message)),
+            Ok(Poll::Ready(message)) => {
+                Box::new(move |view: &mut V, socket: &mut LiveSocket<V>| view.handle_info(message, socket))
+            }
             // The panic goes on where the view's code runs, which ends the socket.
-            Err(panic) => Box::new(move |_: &mut V| resume_unwind(panic)),
+            Err(panic) => Box::new(move |_: &mut V, _: &mut LiveSocket<V>| resume_unwind(panic)),
         };
         self.work = None;
         Poll::Ready(Some(delivery))

@@ -101,7 +101,7 @@ async fn serve<V: LiveView>(view: V, tx: &WsSender, rx: &mut WsReceiver) -> Resu
                 }
             }
             delivery = poll_fn(|cx| mounted.poll_push(cx)) => {
-                caught(|| delivery(mounted.view_mut()))?;
+                caught(|| mounted.deliver(delivery))?;
                 dirty = true;
             }
             written = tx.flush(), if dirty && backed_up => {

@@ -137,6 +137,7 @@ pub trait LiveView: Sized + 'static {
 /// A message the server pushes to a live view (a bus message, a timer's tick), of type
 /// `M`: a view takes each kind of message it subscribes to.
 pub trait HandleInfo<M>: LiveView {
-    /// Changes the state for a message.
-    fn handle_info(&mut self, message: M);
+    /// Changes the state for a message; the `socket` starts work, subscribes and sets
+    /// timers as in [`handle`](LiveView::handle).
+    fn handle_info(&mut self, message: M, socket: &mut LiveSocket<Self>);
 }
