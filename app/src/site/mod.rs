@@ -10,6 +10,7 @@
 //! | `GET /feed.rss`, `GET /sitemap.xml` | RSS 2.0 and the sitemap, absolute links |
 //! | `GET /login`, `POST /login`, `POST /logout` | the editor's session |
 //! | `GET /editor`, `GET|POST /editor/new`, `GET|POST /editor/pages/{slug}` | the editor |
+//! | `GET /editor/draft` (`?page=slug`) | the editor's form as a live view: its socket, for the live preview |
 //! | `GET /static/…` | assets (`asset!` names immutable) |
 //! | `GET /favicon.ico` | the site's icon |
 
@@ -25,6 +26,7 @@ mod markdown;
 mod model;
 mod page_view;
 mod pages;
+mod preview;
 mod readers;
 mod reply;
 mod routes;
@@ -59,4 +61,5 @@ pub(crate) fn mount(app: App<Worker>) -> App<Worker> {
         .route(editor::create)
         .route(editor::edit_form)
         .route(editor::update)
+        .live::<preview::Editor>()
 }

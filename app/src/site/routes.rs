@@ -78,6 +78,14 @@ pub(crate) struct EditPageForm {
     pub(crate) slug: String,
 }
 
+/// The socket of the editor's form (its live preview), for the page at `page` (none:
+/// a new page); asked for as a page, the form alone.
+#[derive(Route)]
+#[route("/editor/draft")]
+pub(crate) struct EditorDraft {
+    pub(crate) page: Option<String>,
+}
+
 /// Where the edit form posts (to preview or to save).
 #[derive(Route)]
 #[route(POST, "/editor/pages/{slug}")]

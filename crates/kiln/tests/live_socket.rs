@@ -5,11 +5,12 @@
 
 use std::time::Duration;
 
-use kiln::live::{HandleInfo, Limits, Live, LiveSocket, LiveView};
+use kiln::live::{Embed, HandleInfo, Limits, Live, LiveSocket, LiveView};
+use kiln::markup::{Document, Fragment};
 use kiln::realtime::{Bus, LocalBus, Message as BusMessage};
 use kiln::test::{TestClient, TestWebSocket};
 use kiln::ws::{CloseCode, Message};
-use kiln::{App, AppService, Key, Rejection, RequestContext, Route, State, live_html};
+use kiln::{App, AppService, Csrf, Key, Rejection, RequestContext, Route, State, html, live_html};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -248,6 +249,20 @@ impl HandleInfo<Answered> for Tasks {
     }
 }
 
+/// A page of the app's own that embeds the counter of `/counter/4`.
+#[derive(Route)]
+#[route("/embedding")]
+struct Embedding;
+
+async fn embedding(_: Embedding, embed: Embed, csrf: Csrf, bus: State<LocalBus>) -> (Csrf, Fragment<Document>) {
+    let counter = Counter { bus: LocalBus::clone(&bus), count: 400 };
+    let view = embed.view(&counter, &CounterPage { id: 4 }, &csrf);
+    (
+        csrf,
+        html! { html lang="en" { head { meta charset="utf-8"; title { "Embedding" } } body { h1 { "Mine" } (view) } } },
+    )
+}
+
 fn client() -> TestClient<AppService<LocalBus>> {
     let bus = Bus::new();
     let app = App::new(move |_| bus.attach())
@@ -257,7 +272,8 @@ fn client() -> TestClient<AppService<LocalBus>> {
         .live::<Brief>()
         .live::<Clock>()
         .live::<Tasks>()
-        .route(publish);
+        .route(publish)
+        .route(embedding);
     TestClient::new(app).keep_cookies()
 }
 
@@ -505,4 +521,18 @@ fn live_socket_panic_in_spawned_work_closes_1011_and_the_server_still_serves() {
     next_json(&mut socket);
     socket.send(r#"{"event":"Increment"}"#);
     assert_eq!(next_json(&mut socket), serde_json::json!({ "0": "1" }));
+}
+
+#[test]
+fn live_socket_opens_for_a_view_embedded_in_a_page_of_the_apps_own() {
+    let mut client = client();
+    let page = client.get("/embedding").text().to_owned();
+    assert!(page.contains("<h1>Mine</h1><div data-kiln-live="), "{page}");
+    assert!(page.contains(r#"data-kiln-path="/counter/4""#) && page.contains("<p>Count: 400</p>"), "{page}");
+    let token = page.split("data-kiln-token=\"").nth(1).and_then(|t| t.split('"').next()).unwrap().to_owned();
+    assert_eq!(connect(&mut client, "/counter/5", &token).err(), Some(403), "for its own route only");
+    let mut socket = connect(&mut client, "/counter/4", &token).expect("the embedded view's socket");
+    assert_eq!(next_json(&mut socket)["0"], "400");
+    socket.send(r#"{"event":"Increment"}"#);
+    assert_eq!(next_json(&mut socket), serde_json::json!({ "0": "401" }));
 }

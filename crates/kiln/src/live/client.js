@@ -160,6 +160,8 @@
       this.root = root;
       this.index = index;
       this.token = root.getAttribute("data-kiln-token");
+      // A view embedded in a page of the app's own has its socket on its own route.
+      this.path = root.getAttribute("data-kiln-path");
       this.ws = null;
       this.tries = 0;
       this.timers = new Map();
@@ -175,7 +177,8 @@
 
     connect() {
       const scheme = location.protocol === "https:" ? "wss://" : "ws://";
-      const ws = new WebSocket(scheme + location.host + location.pathname + location.search, [PROTOCOL, this.token]);
+      const path = this.path || location.pathname + location.search;
+      const ws = new WebSocket(scheme + location.host + path, [PROTOCOL, this.token]);
       let replica = null;
       ws.onmessage = (e) => {
         const message = JSON.parse(e.data);

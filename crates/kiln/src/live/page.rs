@@ -157,7 +157,7 @@ enum Answer {
 }
 
 /// What a page's token vouches for: this view, on this page, for this visitor.
-fn claims<'a, V: LiveView>(page: &'a str, visitor: &'a Csrf) -> Claims<'a> {
+pub(crate) fn claims<'a, V: LiveView>(page: &'a str, visitor: &'a Csrf) -> Claims<'a> {
     Claims { view: std::any::type_name::<V>(), page, visitor: visitor.token() }
 }
 
@@ -171,11 +171,16 @@ fn is_upgrade(req: &Request<'_>) -> bool {
 
 /// The view's page with the view rendered in its container, and the client script.
 fn first_answer<V: LiveView>(view: &V, token: &str) -> Fragment<kiln_html::Document> {
+    view.page(container(view, token, None))
+}
+
+/// The view rendered in its container, carrying its token (and the path of its
+/// socket, when not the page's own), then the client script.
+pub(crate) fn container<V: LiveView>(view: &V, token: &str, path: Option<&str>) -> Fragment<Flow> {
     let live = view.render();
     let fingerprint = format!("{:016x}", live.part().statics().fingerprint());
-    let container: Fragment<Flow> = crate::html! {
-        div data-kiln-live=(fingerprint) data-kiln-token=(token) { (PreEscaped(live.to_html())) }
+    crate::html! {
+        div data-kiln-live=(fingerprint) data-kiln-token=(token) data-kiln-path=[path] { (PreEscaped(live.to_html())) }
         script src=(Asset::new(client_path())) defer {}
-    };
-    view.page(container)
+    }
 }
