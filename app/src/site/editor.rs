@@ -3,8 +3,8 @@
 //! preview that saves nothing: live as the author types (`preview.rs`), and on the
 //! Preview button without JavaScript.
 
-use kiln::live::Embed;
-use kiln::markup::{Document, Fragment};
+use kiln::live::{Embed, LiveView};
+use kiln::markup::{Document, Fragment, PreEscaped};
 use kiln::rejection::Rejection;
 use kiln::{CSRF_FIELD, Csrf, CsrfGuard, Form, Redirect, Session, State, StatusCode, html};
 
@@ -78,7 +78,6 @@ pub(crate) async fn create(
     State(worker): State<Worker>,
     session: Session,
     csrf: Csrf,
-    embed: Embed,
     form: Result<Form<PageInput>, Rejection>,
 ) -> Result<Reply, SiteError> {
     if !is_editor(&worker.db, &session).await? {
@@ -90,7 +89,7 @@ pub(crate) async fn create(
     };
     let problem = check(&draft, true);
     if action != "save" || problem.is_some() {
-        return Ok(form_again(&embed, None, csrf, &draft, problem.map(|p| p.to_owned())));
+        return Ok(form_again(None, csrf, &draft, problem.map(|p| p.to_owned())));
     }
     match model::create_page(&worker.db, &draft, model::now()).await {
         Ok(_) => Ok(Reply::SeeOther(Redirect::to(ShowPage { slug: draft.slug }))),
@@ -99,7 +98,7 @@ pub(crate) async fn create(
                 "There is already a page at {}; choose another address.",
                 ShowPage { slug: draft.slug.clone() }
             );
-            let page = editor_page(&embed, &csrf, Editor::new(None, csrf.token(), &draft, Some(&message), false));
+            let page = posted_page(Editor::new(None, csrf.token(), &draft, Some(&message), false));
             Ok(Reply::Page(StatusCode::CONFLICT, csrf, page))
         }
         Err(e) => Err(e.into()),
@@ -128,7 +127,6 @@ pub(crate) async fn update(
     State(worker): State<Worker>,
     session: Session,
     csrf: Csrf,
-    embed: Embed,
     form: Result<Form<PageInput>, Rejection>,
 ) -> Result<Reply, SiteError> {
     if !is_editor(&worker.db, &session).await? {
@@ -145,7 +143,7 @@ pub(crate) async fn update(
         if !model::page_exists(&worker.db, &route.slug).await? {
             return Err(SiteError::not_found());
         }
-        return Ok(form_again(&embed, Some(route.slug), csrf, &draft, problem.map(|p| p.to_owned())));
+        return Ok(form_again(Some(route.slug), csrf, &draft, problem.map(|p| p.to_owned())));
     }
     model::update_page(&worker.db, &route.slug, &draft, model::now()).await?;
     Ok(Reply::SeeOther(Redirect::to(ShowPage { slug: route.slug })))
@@ -160,10 +158,10 @@ fn draft(input: PageInput, slug: Option<&str>) -> (PageDraft, String) {
 
 /// The form again (for the page at `slug`; `None`: a new one): with its message
 /// (`422`), or with the preview (`200`).
-fn form_again(embed: &Embed, slug: Option<String>, csrf: Csrf, draft: &PageDraft, problem: Option<String>) -> Reply {
+fn form_again(slug: Option<String>, csrf: Csrf, draft: &PageDraft, problem: Option<String>) -> Reply {
     let status = if problem.is_some() { StatusCode::UNPROCESSABLE_ENTITY } else { StatusCode::OK };
     let editor = Editor::new(slug, csrf.token(), draft, problem.as_deref(), problem.is_none());
-    Reply::Page(status, csrf.clone(), editor_page(embed, &csrf, editor))
+    Reply::Page(status, csrf, posted_page(editor))
 }
 
 /// What is wrong with a draft, in a sentence for the editor.
@@ -196,7 +194,13 @@ fn check(draft: &PageDraft, new: bool) -> Option<&'static str> {
     None
 }
 
-/// The editor's page around its form, the live view.
+/// The editor's page around its form, live: the form as the page is first sent.
 fn editor_page(embed: &Embed, csrf: &Csrf, editor: Editor) -> Fragment<Document> {
     layout::page(editor.title(), embed.view(&editor, &editor.route(), csrf))
+}
+
+/// The editor's page around its form as posted, not live: the view's socket would
+/// mount it again from the stored page, and the preview and what was typed would go.
+fn posted_page(editor: Editor) -> Fragment<Document> {
+    layout::page(editor.title(), html! { (PreEscaped(editor.render().to_html())) }.into())
 }

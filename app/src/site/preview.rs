@@ -135,7 +135,9 @@ impl LiveView for Editor {
                 p.notice { "Preview: nothing is saved until you press Save." }
                 div.preview #preview { h1 { (self.typed.title) } (Markdown(&self.typed.body)) }
             }
-            form.editor method="post" action=(self.target()) on:input=(Event::Edit) {
+            // The id keeps the form, and the text typed in it, when the preview appears
+            // before it (the client script matches elements by tag and id).
+            form.editor #editor method="post" action=(self.target()) on:input=(Event::Edit) {
                 input type="hidden" name=(CSRF_FIELD) value=(self.csrf_token);
                 @if self.slug.is_none() {
                     p {

@@ -105,9 +105,25 @@
         update(old, next);
         old = old.nextSibling;
       } else {
-        const replaced = old;
-        old = old.nextSibling;
-        from.replaceChild(next, replaced);
+        const kept = next.nodeType === 1 && next.id ? later(old, next) : null;
+        if (kept) {
+          // The element with this id is further on: what stands before it goes.
+          while (old !== kept) {
+            const gone = old;
+            old = old.nextSibling;
+            from.removeChild(gone);
+          }
+          update(old, next);
+          old = old.nextSibling;
+        } else if (old.nodeType === 1 && old.id) {
+          // An element with an id (a form being typed in) waits for its match: what
+          // comes before it now is inserted, so that it is never replaced.
+          from.insertBefore(next, old);
+        } else {
+          const replaced = old;
+          old = old.nextSibling;
+          from.replaceChild(next, replaced);
+        }
       }
       next = following;
     }
@@ -116,6 +132,14 @@
       old = old.nextSibling;
       from.removeChild(gone);
     }
+  }
+
+  // The sibling of `old` (or `old`) that is `next`'s element: same tag and id.
+  function later(old, next) {
+    for (let el = old; el; el = el.nextSibling) {
+      if (el.nodeType === 1 && el.id === next.id && el.nodeName === next.nodeName) return el;
+    }
+    return null;
   }
 
   function update(el, to) {
