@@ -1,9 +1,10 @@
 //! Live comments over a socket, against the real `kiln-demo` binary: a wiki page is
 //! a live view, and a comment posted on it (by the plain form, or over a page's own
 //! socket) reaches every open copy of it as a keyed insert, rendered as the page
-//! lists it; on SQLite within the process, on PostgreSQL through the bus that
-//! crosses processes (`KILN_PG_URL`; under CI it must be set), also when the copies
-//! are served by two processes.
+//! lists it, and to the page's event stream (`/pages/{slug}/live`, Server-Sent
+//! Events, for other clients); on SQLite within the process, on PostgreSQL through
+//! the bus that crosses processes (`KILN_PG_URL`; under CI it must be set), also when
+//! the copies are served by two processes.
 
 mod site_support;
 
@@ -11,7 +12,7 @@ use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::time::Duration;
 
-use kiln_test_support::pg_url;
+use kiln_test_support::{Streaming, pg_url};
 use site_support::{Site, Visitor};
 
 /// A hang guard only: every read ends as soon as its message arrives.
@@ -114,6 +115,9 @@ fn a_comment_reaches_every_open_copy_of_the_page(first: SocketAddr, second: Sock
     assert!(mount.contains("Comments ("), "the mount message is the discussion: {mount}");
     let (mut two, _) = OpenPage::open(second, "comments");
     let mut copies = [&mut one, &mut two];
+    let mut stream = Streaming::open(second, "GET /pages/comments/live HTTP/1.1\r\nHost: a\r\n\r\n");
+    let head = stream.read_until("\r\n\r\n");
+    assert!(head.starts_with("HTTP/1.1 200 OK\r\n") && head.contains("Content-Type: text/event-stream\r\n"), "{head}");
 
     // Posted by the plain form, as without JavaScript.
     let mut visitor = Visitor { addr: first, cookies: Default::default() };
@@ -131,6 +135,14 @@ fn a_comment_reaches_every_open_copy_of_the_page(first: SocketAddr, second: Sock
         assert!(diff.contains(&format!("\"c{id}\"")), "its anchor: {diff}");
         assert!(diff.contains("live &lt;b&gt;now&lt;/b&gt;\\nand more"), "escaped: {diff}");
     }
+    let event = loop {
+        let event = stream.read_until("\n\n");
+        if event.contains(author) {
+            break event;
+        }
+    };
+    assert!(event.contains(&format!("data: <ol><li id=\"c{id}\">")), "{event}");
+    assert!(event.contains("live &lt;b&gt;now&lt;/b&gt;"), "escaped: {event}");
 
     // Posted over an open copy's socket: every copy, the sender's too, is sent it.
     let said = format!("{author} over the socket");
@@ -141,10 +153,10 @@ fn a_comment_reaches_every_open_copy_of_the_page(first: SocketAddr, second: Sock
         assert!(diff.contains("hello from the socket"), "{diff}");
     }
 
-    // A page that does not exist is a 404; the old event stream is gone.
+    // A page that does not exist is a 404, and has no stream.
     let mut visitor = Visitor { addr: first, cookies: Default::default() };
     assert_eq!(visitor.get("/pages/nope").status, 404);
-    assert_eq!(visitor.get("/pages/comments/live").status, 404);
+    assert_eq!(visitor.get("/pages/nope/live").status, 404);
 }
 
 #[test]

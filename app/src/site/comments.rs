@@ -8,8 +8,8 @@ use kiln::rejection::{Rejection, TooManyRequests};
 use kiln::{ClientAddr, Csrf, CsrfGuard, Form, Redirect, State, StatusCode};
 
 use super::errors::SiteError;
+use super::events;
 use super::input::has_control_chars;
-use super::live;
 use super::model;
 use super::page_view::{self, CommentForm, CommentInput, MAX_AUTHOR, MAX_COMMENT, Thread};
 use super::reply::Reply;
@@ -79,7 +79,7 @@ pub(crate) async fn store(
     let comment =
         model::Comment { id: 0, author: author.trim().to_owned(), body: body.trim().to_owned(), created: model::now() };
     let id = model::add_comment(&worker.db, page_id, &comment.author, &comment.body, comment.created).await?;
-    live::publish(&worker.site.bus, slug, &model::Comment { id, ..comment }).await;
+    events::publish(&worker.site.bus, slug, &model::Comment { id, ..comment }).await;
     Ok(id)
 }
 

@@ -2,55 +2,25 @@
 //! the discussion under it ([`Thread`]) lives on the server while the page is open.
 //! A comment posted on any copy of the page, by the form over the page's socket or
 //! by the plain form without JavaScript, is stored, then published on the page's bus
-//! topic; every open copy, on any instance (`Bus::postgres` carries it across), adds
-//! it and is sent that one comment. Without JavaScript the page reads and posts as
-//! it always did.
+//! topic (`events.rs`); every open copy, on any instance (`Bus::postgres` carries it
+//! across), reads the comments it lacks and is sent those, as keyed inserts. Without
+//! JavaScript the page reads and posts as it always did.
 
 use std::rc::Rc;
 
 use kiln::live::{HandleInfo, Live, LiveSocket, LiveView};
 use kiln::markup::{Document, Flow, Fragment};
-use kiln::realtime::{LocalBus, Message};
+use kiln::realtime::Message;
 use kiln::{ClientAddr, Csrf, FromRequest, Rejection, RequestContext};
 
 use super::comments;
+use super::events::topic;
 use super::layout;
 use super::model::{self, Comment, Page};
 use super::page_view::{self, CommentForm, Event, Thread};
 use super::readers::{self, HEARTBEAT, Heartbeat, Presence, Readers, Said};
 use super::routes::ShowPage;
 use crate::state::Worker;
-
-/// The bus topic of a page's comments.
-fn topic(slug: &str) -> String {
-    format!("comments/{slug}")
-}
-
-/// A comment as the bus carries it: `id created author-length author body`, the
-/// length in bytes (the body may hold any text, the author any but control characters).
-fn encode(c: &Comment) -> String {
-    format!("{} {} {} {}{}", c.id, c.created, c.author.len(), c.author, c.body)
-}
-
-/// The comment [`encode`] wrote; `None` for anything else.
-fn decode(payload: &str) -> Option<Comment> {
-    let (id, rest) = payload.split_once(' ')?;
-    let (created, rest) = rest.split_once(' ')?;
-    let (len, rest) = rest.split_once(' ')?;
-    let len: usize = len.parse().ok()?;
-    let (author, body) = (rest.get(..len)?, rest.get(len..)?);
-    let comment =
-        Comment { id: id.parse().ok()?, author: author.into(), body: body.into(), created: created.parse().ok()? };
-    Some(comment)
-}
-
-/// Tells the open copies of the page about a comment just stored. The comment is
-/// stored whatever happens here: a bus that is down costs only the live update.
-pub(crate) async fn publish(bus: &LocalBus, slug: &str, c: &Comment) {
-    if let Err(e) = bus.publish(&topic(slug), &encode(c)).await {
-        eprintln!("kiln-demo: comment {} on {slug} not sent live: {e}", c.id);
-    }
-}
 
 /// A wiki page, its discussion live.
 pub(crate) struct Discussion {
@@ -65,8 +35,8 @@ pub(crate) struct Discussion {
     readers: Option<Readers>,
 }
 
-/// The comments read again once the page's subscription is up, so that none posted
-/// between the first answer and the connection is missed.
+/// The comments read again: once the page's subscription is up, so that none posted
+/// between the first answer and the connection is missed, and on each new one.
 struct Reloaded(Result<Vec<Comment>, String>);
 
 /// How storing a comment the page posted ended.
@@ -99,9 +69,7 @@ impl LiveView for Discussion {
         self.article = None;
         let (bus, slug) = (&self.worker.site.bus, &self.thread.slug);
         socket.subscribe::<Message>(bus.subscribe(&topic(slug)));
-        let worker = Rc::clone(&self.worker);
-        let slug = slug.clone();
-        socket.spawn(async move { Reloaded(model::comments_of(&worker.db, &slug).await.map_err(|e| e.to_string())) });
+        self.reload(socket);
         // Subscribed before joining, so that every answer to the join is heard.
         let (bus, slug) = (&self.worker.site.bus, &self.thread.slug);
         socket.subscribe::<Presence>(bus.subscribe(&readers::topic(slug)));
@@ -148,11 +116,11 @@ impl LiveView for Discussion {
     }
 }
 
+/// A comment was posted: the bus carries it as HTML, for the event stream, so the
+/// view reads the page's comments (one query, which a lost message cannot fool).
 impl HandleInfo<Message> for Discussion {
-    fn handle_info(&mut self, message: Message, _: &mut LiveSocket<Self>) {
-        if let Some(comment) = decode(message.payload()) {
-            self.add(comment);
-        }
+    fn handle_info(&mut self, _: Message, socket: &mut LiveSocket<Self>) {
+        self.reload(socket);
     }
 }
 
@@ -199,26 +167,18 @@ impl HandleInfo<Said> for Discussion {
 }
 
 impl Discussion {
+    /// Reads the page's comments again, beside the view.
+    fn reload(&self, socket: &mut LiveSocket<Self>) {
+        let (worker, slug) = (Rc::clone(&self.worker), self.thread.slug.clone());
+        socket.spawn(async move { Reloaded(model::comments_of(&worker.db, &slug).await.map_err(|e| e.to_string())) });
+    }
+
     /// Adds a comment in its place by id, once: the bus and a reload may both bring it.
     fn add(&mut self, comment: Comment) {
         let comments = &mut self.thread.comments;
         if let Err(at) = comments.binary_search_by_key(&comment.id, |c| c.id) {
             comments.insert(at, comment);
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_comment_crosses_the_bus_as_it_was_posted() {
-        let comment =
-            Comment { id: 42, author: "Ann <a> é".into(), body: "1 < 2 & \"so\"\nsecond line ".into(), created: 7 };
-        let back = decode(&encode(&comment)).expect("decodes");
-        assert_eq!((back.id, back.author, back.body, back.created), (42, comment.author, comment.body, 7));
-        assert!(decode("42 7 99 short").is_none() && decode("not a comment").is_none());
     }
 }
 

@@ -7,6 +7,7 @@
 //! | `GET /` (`?page=N`) | the pages, newest first |
 //! | `GET /pages/{slug}` | a page, its comments, the comment form: a live view, whose socket is the same path |
 //! | `POST /pages/{slug}/comments` | posts a comment without JavaScript (CSRF, rate limit, 422, 303) |
+//! | `GET /pages/{slug}/live` | new comments on the page as they are posted (Server-Sent Events), for other clients |
 //! | `GET /feed.rss`, `GET /sitemap.xml` | RSS 2.0 and the sitemap, absolute links |
 //! | `GET /login`, `POST /login`, `POST /logout` | the editor's session |
 //! | `GET /editor`, `GET|POST /editor/new`, `GET|POST /editor/pages/{slug}` | the editor |
@@ -18,6 +19,7 @@ mod auth;
 mod comments;
 mod editor;
 mod errors;
+mod events;
 mod feed;
 mod input;
 mod layout;
@@ -50,6 +52,7 @@ pub(crate) fn mount(app: App<Worker>) -> App<Worker> {
     app.route(pages::home)
         .live::<live::Discussion>()
         .route(comments::post)
+        .route(events::events)
         .route(feed::feed)
         .route(feed::sitemap)
         .route(layout::favicon)

@@ -26,6 +26,14 @@ pub(crate) struct PostComment {
     pub(crate) slug: String,
 }
 
+/// New comments on a page, as they are posted: Server-Sent Events, for clients other
+/// than the page (which is a live view).
+#[derive(Route)]
+#[route("/pages/{slug}/live")]
+pub(crate) struct LiveComments {
+    pub(crate) slug: String,
+}
+
 /// RSS 2.0 of the newest pages.
 #[derive(Route)]
 #[route("/feed.rss")]
