@@ -93,6 +93,8 @@ pub(crate) struct MountArgs<V>(PhantomData<fn() -> V>);
 
 impl<V: LiveView> Handler<MountArgs<V>, V::AppState> for LivePage<V> {
     const NEEDS_SECRET_KEY: Option<&'static str> = Some("LiveView");
+    // The route is also the page's socket: over HTTP/2 an extended CONNECT reaches it.
+    const WEBSOCKET: bool = true;
 
     fn start<'a>(&'a self, cx: &RequestContext<'a, V::AppState>, res: &'a mut Response) -> Dispatch<'a> {
         let config = cx.config();
@@ -161,12 +163,15 @@ pub(crate) fn claims<'a, V: LiveView>(page: &'a str, visitor: &'a Csrf) -> Claim
     Claims { view: std::any::type_name::<V>(), page, visitor: visitor.token() }
 }
 
-/// Whether the request asks for a WebSocket (RFC 6455 §4.1: `Upgrade: websocket`); the
-/// handshake's other parts are checked by [`WebSocketUpgrade`].
+/// Whether the request asks for a WebSocket: `Upgrade: websocket` over HTTP/1.1 (RFC
+/// 6455 §4.1), an extended CONNECT over HTTP/2 (RFC 8441 §4); the handshake's other
+/// parts are checked by [`WebSocketUpgrade`].
 fn is_upgrade(req: &Request<'_>) -> bool {
-    req.headers()
-        .filter(|(name, _)| name.eq_ignore_ascii_case("upgrade"))
-        .any(|(_, value)| value.trim_ascii().eq_ignore_ascii_case(b"websocket"))
+    req.method() == "CONNECT"
+        || req
+            .headers()
+            .filter(|(name, _)| name.eq_ignore_ascii_case("upgrade"))
+            .any(|(_, value)| value.trim_ascii().eq_ignore_ascii_case(b"websocket"))
 }
 
 /// The view's page with the view rendered in its container, and the client script.
