@@ -181,3 +181,21 @@ fn postgres_live_comments_across_two_processes() {
     let other = site_support::start(&site.database, &[]);
     a_comment_reaches_every_open_copy_of_the_page(site.server.addr, other.addr, &author);
 }
+
+#[test]
+fn a_comment_over_the_socket_is_checked_and_rate_limited_as_the_plain_form_is() {
+    let site = Site::sqlite("live-limits", &["--comments-per-minute", "1"]);
+    let (mut page, _) = OpenPage::open(site.server.addr, "comments");
+    page.send(r#"{"event":"Post","form":"author=&body=no+name"}"#);
+    assert!(page.recv_with("Please give your name.").contains("no name"), "what was typed comes back");
+    page.send(r#"{"event":"Post","form":"author=Ann&body=the+first"}"#);
+    page.recv_with("the first");
+    page.send(r#"{"event":"Post","form":"author=Ann&body=the+second"}"#);
+    let refused = page.recv_with("Too many comments from your address");
+    assert!(refused.contains("the second"), "the form keeps it: {refused}");
+    // The plain form shares the count.
+    let mut visitor = Visitor { addr: site.server.addr, cookies: Default::default() };
+    let token = visitor.token("/pages/comments");
+    let fields = [("csrf_token", token.as_str()), ("author", "Ann"), ("body", "by the form")];
+    assert_eq!(visitor.post("/pages/comments/comments", &fields).status, 429);
+}
