@@ -2,7 +2,7 @@
 //! <http://127.0.0.1:3000/chat/lobby> in two tabs. A line said in one appears in both:
 //! the view publishes it on the [`Bus`] (every worker's views of the room hear it),
 //! and each view, subscribed when its page connected, appends it; the page is sent
-//! that one line, as a keyed insert.
+//! that one line, as a keyed insert. A line the bus refuses is shown to its sender.
 
 use kiln::live::{HandleInfo, Live, LiveSocket, LiveView};
 use kiln::markup::{Document, ExternalUrl, Flow, Fragment, PreEscaped};
@@ -41,7 +41,12 @@ pub(crate) struct Chat {
     room: String,
     /// The lines heard since the page opened, by their bus id.
     lines: Vec<(u64, String)>,
+    /// The last line this page said was refused by the bus (a room name over its limit).
+    refused: bool,
 }
+
+/// Whether the bus took a line this page said.
+pub(crate) struct Said(bool);
 
 impl LiveView for Chat {
     type AppState = LocalBus;
@@ -49,22 +54,22 @@ impl LiveView for Chat {
     type Event = Event;
 
     async fn mount(page: ChatPage, cx: RequestContext<'_, LocalBus>) -> Result<Self, Rejection> {
-        Ok(Chat { bus: LocalBus::clone(cx.state()), room: page.room, lines: Vec::new() })
+        Ok(Chat { bus: LocalBus::clone(cx.state()), room: page.room, lines: Vec::new(), refused: false })
     }
 
     fn connected(&mut self, socket: &mut LiveSocket<Self>) {
         socket.subscribe::<Message>(self.bus.subscribe(&self.room));
     }
 
-    fn handle(&mut self, Event::Say(line): Event) {
+    fn handle(&mut self, Event::Say(line): Event, socket: &mut LiveSocket<Self>) {
         let text: String = line.text.trim().chars().take(MAX_LINE).collect();
         if text.is_empty() {
             return;
         }
         // Heard back through the subscription, as every other view of the room hears
-        // it. A line the bus refuses (a room name over its limit) is not said.
+        // it; what comes back here is only whether the bus took it.
         let (bus, room) = (self.bus.clone(), self.room.clone());
-        tokio::task::spawn_local(async move { bus.publish(&room, &text).await });
+        socket.spawn(async move { Said(bus.publish(&room, &text).await.is_ok()) });
     }
 
     fn page(&self, view: Fragment<Flow>) -> Fragment<Document> {
@@ -88,6 +93,7 @@ impl LiveView for Chat {
             ul #lines {
                 @for (id, text) in &self.lines; key = id { li { (text) } }
             }
+            @if self.refused { p.error { "That line could not be sent." } }
             // `data-kiln-reset`: the client script empties the form once it is sent.
             form on:submit=(Event::Say) data-kiln-reset="" {
                 input name="text" autocomplete="off" required placeholder="Say something";
@@ -98,11 +104,17 @@ impl LiveView for Chat {
 }
 
 impl HandleInfo<Message> for Chat {
-    fn handle_info(&mut self, message: Message) {
+    fn handle_info(&mut self, message: Message, _: &mut LiveSocket<Self>) {
         self.lines.push((message.id(), message.payload().to_owned()));
         if self.lines.len() > KEEP {
             self.lines.remove(0);
         }
+    }
+}
+
+impl HandleInfo<Said> for Chat {
+    fn handle_info(&mut self, Said(taken): Said, _: &mut LiveSocket<Self>) {
+        self.refused = !taken;
     }
 }
 

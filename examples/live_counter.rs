@@ -4,7 +4,7 @@
 //! server as a typed event, and only the count comes back (`{"0":"1"}`). Open it in
 //! two tabs: each has its own count, for as long as the tab is open.
 
-use kiln::live::{Live, LiveView};
+use kiln::live::{Live, LiveSocket, LiveView};
 use kiln::markup::{Document, ExternalUrl, Flow, Fragment, PreEscaped};
 use kiln::{App, Key, Rejection, RequestContext, Route, html, live_html};
 use serde::{Deserialize, Serialize};
@@ -37,7 +37,7 @@ impl LiveView for Counter {
         Ok(Counter { count: 0 })
     }
 
-    fn handle(&mut self, event: Event) {
+    fn handle(&mut self, event: Event, _: &mut LiveSocket<Self>) {
         match event {
             Event::Increment => self.count += 1,
             Event::Decrement => self.count -= 1,

@@ -90,7 +90,7 @@ impl LiveView for Table {
         socket.subscribe::<Message>(self.bus.subscribe(SCORES));
     }
 
-    fn handle(&mut self, event: Event) {
+    fn handle(&mut self, event: Event, _: &mut LiveSocket<Self>) {
         match event {
             Event::Sort(column) => self.sort = column,
             Event::Filter(filter) => self.filter = filter.q,
@@ -135,7 +135,7 @@ impl LiveView for Table {
 }
 
 impl HandleInfo<Message> for Table {
-    fn handle_info(&mut self, message: Message) {
+    fn handle_info(&mut self, message: Message, _: &mut LiveSocket<Self>) {
         let Some((id, score)) = message.payload().split_once(' ') else { return };
         let (Ok(id), Ok(score)) = (id.parse::<u32>(), score.parse()) else { return };
         if let Some(player) = self.players.iter_mut().find(|p| p.id == id) {

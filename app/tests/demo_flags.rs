@@ -139,8 +139,6 @@ fn a_public_folder_whose_stylesheet_is_not_the_built_one_refuses_to_start() {
     );
     // The folder as built starts (the unchanged files the pages link, beside nothing else).
     std::fs::copy(built, public.join("site.css")).unwrap();
-    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/public/live-comments.js");
-    std::fs::copy(script, public.join("live-comments.js")).unwrap();
     let serving = Serving::start(&dir, &["--public", public.to_str().unwrap()]);
     assert!(serving.addr.starts_with("127.0.0.1:"), "{}", serving.addr);
 }

@@ -68,7 +68,11 @@ fn a_page_renders_markdown_comments_and_form(site: &Site) {
     assert_eq!(html.matches("<li id=\"c").count(), 20);
     assert!(html.contains("&lt;script&gt;alert('comments are text')&lt;/script&gt;"), "a comment is text");
     assert!(!html.contains("<script>"), "no script on the page");
-    assert!(html.contains(r#"<form class="comment" method="post" action="/pages/tour/comments">"#));
+    // A plain form without JavaScript; over the page's socket once it connects.
+    assert!(
+        html.contains(r#"<form class="comment" method="post" action="/pages/tour/comments" data-kiln-submit="Post""#)
+    );
+    assert!(html.contains("<div data-kiln-live=\"") && html.contains("data-kiln-token=\""), "a live view");
     let token = csrf_token(html);
     assert_eq!(token.len(), 64);
     let cookies = set_cookies(&res);

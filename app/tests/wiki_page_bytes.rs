@@ -46,8 +46,9 @@ fn the_wiki_page_is_byte_for_byte_the_committed_copy() {
     }
 }
 
-/// `response` with the per-request parts replaced: the `Date` value, and every run
-/// of exactly 64 lowercase hex digits (the token, and the cookie's signature).
+/// `response` with the per-request parts replaced: the `Date` value, the live view's
+/// token (its expiry and visitor), and every run of exactly 64 lowercase hex digits
+/// (the CSRF token, and the cookie's signature).
 fn masked(response: &str) -> String {
     let mut out = String::with_capacity(response.len());
     for line in response.split_inclusive('\n') {
@@ -56,7 +57,15 @@ fn masked(response: &str) -> String {
             None => out.push_str(line),
         }
     }
-    mask_tokens(&out)
+    mask_tokens(&mask_live_token(&out))
+}
+
+fn mask_live_token(text: &str) -> String {
+    const ATTRIBUTE: &str = "data-kiln-token=\"";
+    match text.split_once(ATTRIBUTE).and_then(|(before, rest)| Some((before, rest.split_once('"')?.1))) {
+        Some((before, after)) => format!("{before}{ATTRIBUTE}<per request>\"{after}"),
+        None => text.to_owned(),
+    }
 }
 
 fn mask_tokens(text: &str) -> String {
@@ -84,9 +93,15 @@ fn mask_tokens(text: &str) -> String {
 #[test]
 fn the_mask_hides_only_tokens_and_the_date() {
     let token = "0123456789abcdef".repeat(4);
-    let text = format!("Date: Wed, 25 Nov 2026 15:00:00 GMT\r\nx: kiln_csrf={token}.{token}; é{token}1 {token}\r\n");
+    let text = format!(
+        "Date: Wed, 25 Nov 2026 15:00:00 GMT\r\nx: kiln_csrf={token}.{token}; é{token}1 {token}\r\n\
+         <div data-kiln-token=\"1764300000.0123.4567.89ab.{token}\">"
+    );
     assert_eq!(
         masked(&text),
-        format!("Date: <per request>\r\nx: kiln_csrf=<64 hex digits>.<64 hex digits>; é{token}1 <64 hex digits>\r\n")
+        format!(
+            "Date: <per request>\r\nx: kiln_csrf=<64 hex digits>.<64 hex digits>; é{token}1 <64 hex digits>\r\n\
+             <div data-kiln-token=\"<per request>\">"
+        )
     );
 }

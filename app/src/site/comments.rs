@@ -1,30 +1,23 @@
-//! Posting a comment: CSRF-checked, validated (the form comes back with the message
-//! and what was typed, `422`), rate-limited per client address across the workers
-//! (the same, `429` with `Retry-After`), stored, then `303` back to the page.
+//! Posting a comment without JavaScript: CSRF-checked, validated (the form comes
+//! back with the message and what was typed, `422`), rate-limited per client address
+//! across the workers (the same, `429` with `Retry-After`), stored, published to the
+//! page's open copies, then `303` back to the page. An open page posts over its
+//! socket instead (`live.rs`), through the same checks and the same limit.
 
-use kiln::rejection::Rejection;
+use kiln::rejection::{Rejection, TooManyRequests};
 use kiln::{ClientAddr, Csrf, CsrfGuard, Form, Redirect, State, StatusCode};
-use serde::Deserialize;
 
 use super::errors::SiteError;
+use super::events;
 use super::input::has_control_chars;
-use super::live;
 use super::model;
-use super::page_view::{self, CommentForm, MAX_AUTHOR, MAX_COMMENT};
+use super::page_view::{self, CommentForm, CommentInput, MAX_AUTHOR, MAX_COMMENT, Thread};
 use super::reply::Reply;
 use super::routes::{PostComment, ShowPage};
 use crate::state::Worker;
 
 /// Most links a comment may hold: more is what spam looks like.
 pub(crate) const MAX_LINKS: usize = 3;
-
-/// The comment form's fields, each optional so that a missing one is a message in
-/// the form rather than a bare refusal.
-#[derive(Debug, Deserialize)]
-pub(crate) struct CommentInput {
-    author: Option<String>,
-    body: Option<String>,
-}
 
 pub(crate) async fn post(
     route: PostComment,
@@ -49,34 +42,54 @@ pub(crate) async fn post(
     // not use up the quota and then cost the visitor the comment they got right. So the
     // handler asks the limit, rather than the app refusing before the form is read.
     let limited = if problem.is_none() { worker.site.settings.comments.check_client(client).err() } else { None };
-    let problem = problem.or_else(|| {
-        let wait = limited.as_ref()?.retry_after_secs();
-        let message = format!("Too many comments from your address; wait {wait} s and try again.");
-        Some((StatusCode::TOO_MANY_REQUESTS, message))
-    });
+    let problem = problem.or_else(|| Some((StatusCode::TOO_MANY_REQUESTS, too_many(limited.as_ref()?))));
     if let Some((status, message)) = problem {
         let (page, comments) = futures_util::future::try_join(
             model::page(&worker.db, &route.slug),
             model::comments_of(&worker.db, &route.slug),
         )
         .await?;
-        let form = CommentForm { author: &author, body: &body, error: Some(&message) };
-        let html = page_view::page(&page, &comments, &csrf, &form);
+        let thread = Thread {
+            slug: route.slug,
+            comments,
+            csrf_token: csrf.token().to_owned(),
+            form: CommentForm { author, body, error: Some(message) },
+            readers: None,
+        };
+        let html = page_view::static_page(&page, &thread);
         return Ok(match limited {
             Some(refused) => Reply::TooMany(refused, csrf, html),
             None => Reply::Page(status, csrf, html),
         });
     }
     let page = model::page(&worker.db, &route.slug).await?;
-    let comment =
-        model::Comment { id: 0, author: author.trim().to_owned(), body: body.trim().to_owned(), created: model::now() };
-    let id = model::add_comment(&worker.db, page.id, &comment.author, &comment.body, comment.created).await?;
-    live::publish(&worker.site.bus, &route.slug, &model::Comment { id, ..comment }).await;
+    let id = store(&worker, page.id, &route.slug, &author, &body).await?;
     Ok(Reply::SeeOther(Redirect::to(format_args!("{}#c{id}", ShowPage { slug: route.slug }))))
 }
 
+/// Stores a comment checked by [`check`] and publishes it to the page's open copies;
+/// gives its id.
+pub(crate) async fn store(
+    worker: &Worker,
+    page_id: i64,
+    slug: &str,
+    author: &str,
+    body: &str,
+) -> Result<i64, kiln::db::Error> {
+    let comment =
+        model::Comment { id: 0, author: author.trim().to_owned(), body: body.trim().to_owned(), created: model::now() };
+    let id = model::add_comment(&worker.db, page_id, &comment.author, &comment.body, comment.created).await?;
+    events::publish(&worker.site.bus, slug, &model::Comment { id, ..comment }).await;
+    Ok(id)
+}
+
+/// What a client over the comment limit is told.
+pub(crate) fn too_many(refused: &TooManyRequests) -> String {
+    format!("Too many comments from your address; wait {} s and try again.", refused.retry_after_secs())
+}
+
 /// What is wrong with a comment, in a sentence for its author.
-fn check(author: Option<&str>, body: Option<&str>) -> Result<(), &'static str> {
+pub(crate) fn check(author: Option<&str>, body: Option<&str>) -> Result<(), &'static str> {
     let author = author.map(str::trim).unwrap_or_default();
     let body = body.map(str::trim).unwrap_or_default();
     if author.is_empty() {

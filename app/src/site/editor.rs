@@ -1,39 +1,25 @@
 //! The editor's pages, behind the session (a live one: not expired, not logged out):
 //! the list of pages, and the forms that create and change a page, each with a
-//! preview that saves nothing.
+//! preview that saves nothing: live as the author types (`preview.rs`), and on the
+//! Preview button without JavaScript.
 
-use kiln::markup::{Document, Fragment};
+use kiln::live::{Embed, LiveView};
+use kiln::markup::{Document, Fragment, PreEscaped};
 use kiln::rejection::Rejection;
-use kiln::{CSRF_FIELD, Csrf, CsrfGuard, Form, Redirect, Route, Session, State, StatusCode, html};
-use serde::Deserialize;
+use kiln::{CSRF_FIELD, Csrf, CsrfGuard, Form, Redirect, Session, State, StatusCode, html};
 
 use super::auth::is_editor;
 use super::errors::SiteError;
 use super::input::has_control_chars;
 use super::layout;
-use super::markdown::Markdown;
 use super::model::{self, PageDraft};
+use super::preview::{Editor, MAX_BODY, MAX_SLUG, MAX_TITLE, PageInput};
 use super::reply::Reply;
 use super::routes::{CreatePage, EditPageForm, EditorHome, LoginForm, Logout, NewPageForm, ShowPage, UpdatePage};
 use crate::state::Worker;
 
-/// Longest slug, in bytes (ASCII only).
-const MAX_SLUG: usize = 64;
-/// Longest title, in characters.
-const MAX_TITLE: usize = 200;
-/// Longest page, in bytes of Markdown.
-const MAX_BODY: usize = 100_000;
 /// Most pages the editor's list shows.
 const MAX_LISTED: i64 = 1000;
-
-/// The page form's fields; `action` is `preview` or `save` (the button pressed).
-#[derive(Debug, Deserialize)]
-pub(crate) struct PageInput {
-    slug: Option<String>,
-    title: Option<String>,
-    body: Option<String>,
-    action: Option<String>,
-}
 
 /// A form posted without a session (it expired or was logged out, or the cookie is
 /// forged) is refused; editor pages send the visitor to the login form instead.
@@ -77,11 +63,12 @@ pub(crate) async fn new_form(
     State(worker): State<Worker>,
     session: Session,
     csrf: Csrf,
+    embed: Embed,
 ) -> Result<Result<(Csrf, Fragment<Document>), Redirect>, SiteError> {
     if !is_editor(&worker.db, &session).await? {
         return Ok(Err(Redirect::to(LoginForm)));
     }
-    let page = editor_page(CreatePage, &csrf, &PageDraft::default(), true, None, false);
+    let page = editor_page(&embed, &csrf, Editor::new(None, csrf.token(), &PageDraft::default(), None, false));
     Ok(Ok((csrf, page)))
 }
 
@@ -102,7 +89,7 @@ pub(crate) async fn create(
     };
     let problem = check(&draft, true);
     if action != "save" || problem.is_some() {
-        return Ok(form_again(CreatePage, csrf, &draft, true, problem.map(|p| p.to_owned())));
+        return Ok(form_again(None, csrf, &draft, problem.map(|p| p.to_owned())));
     }
     match model::create_page(&worker.db, &draft, model::now()).await {
         Ok(_) => Ok(Reply::SeeOther(Redirect::to(ShowPage { slug: draft.slug }))),
@@ -111,7 +98,7 @@ pub(crate) async fn create(
                 "There is already a page at {}; choose another address.",
                 ShowPage { slug: draft.slug.clone() }
             );
-            let page = editor_page(CreatePage, &csrf, &draft, true, Some(&message), false);
+            let page = posted_page(Editor::new(None, csrf.token(), &draft, Some(&message), false));
             Ok(Reply::Page(StatusCode::CONFLICT, csrf, page))
         }
         Err(e) => Err(e.into()),
@@ -123,13 +110,14 @@ pub(crate) async fn edit_form(
     State(worker): State<Worker>,
     session: Session,
     csrf: Csrf,
+    embed: Embed,
 ) -> Result<Result<(Csrf, Fragment<Document>), Redirect>, SiteError> {
     if !is_editor(&worker.db, &session).await? {
         return Ok(Err(Redirect::to(LoginForm)));
     }
     let page = model::page(&worker.db, &route.slug).await?;
     let draft = PageDraft { slug: page.slug, title: page.title, body: page.body };
-    let html = editor_page(UpdatePage { slug: route.slug }, &csrf, &draft, false, None, false);
+    let html = editor_page(&embed, &csrf, Editor::new(Some(route.slug), csrf.token(), &draft, None, false));
     Ok(Ok((csrf, html)))
 }
 
@@ -155,8 +143,7 @@ pub(crate) async fn update(
         if !model::page_exists(&worker.db, &route.slug).await? {
             return Err(SiteError::not_found());
         }
-        let target = UpdatePage { slug: route.slug };
-        return Ok(form_again(target, csrf, &draft, false, problem.map(|p| p.to_owned())));
+        return Ok(form_again(Some(route.slug), csrf, &draft, problem.map(|p| p.to_owned())));
     }
     model::update_page(&worker.db, &route.slug, &draft, model::now()).await?;
     Ok(Reply::SeeOther(Redirect::to(ShowPage { slug: route.slug })))
@@ -169,11 +156,12 @@ fn draft(input: PageInput, slug: Option<&str>) -> (PageDraft, String) {
     (draft, input.action.unwrap_or_default())
 }
 
-/// The form again: with its message (`422`), or with the preview (`200`).
-fn form_again<R: Route>(target: R, csrf: Csrf, draft: &PageDraft, new: bool, problem: Option<String>) -> Reply {
+/// The form again (for the page at `slug`; `None`: a new one): with its message
+/// (`422`), or with the preview (`200`).
+fn form_again(slug: Option<String>, csrf: Csrf, draft: &PageDraft, problem: Option<String>) -> Reply {
     let status = if problem.is_some() { StatusCode::UNPROCESSABLE_ENTITY } else { StatusCode::OK };
-    let page = editor_page(target, &csrf, draft, new, problem.as_deref(), problem.is_none());
-    Reply::Page(status, csrf, page)
+    let editor = Editor::new(slug, csrf.token(), draft, problem.as_deref(), problem.is_none());
+    Reply::Page(status, csrf, posted_page(editor))
 }
 
 /// What is wrong with a draft, in a sentence for the editor.
@@ -206,45 +194,13 @@ fn check(draft: &PageDraft, new: bool) -> Option<&'static str> {
     None
 }
 
-fn editor_page<R: Route>(
-    target: R,
-    csrf: &Csrf,
-    draft: &PageDraft,
-    new: bool,
-    error: Option<&str>,
-    preview: bool,
-) -> Fragment<Document> {
-    let heading = if new { "New page".to_owned() } else { format!("Editing “{}”", draft.title) };
-    let rendered = preview.then(|| Markdown(&draft.body));
-    let content = html! {
-        h1 { (heading) }
-        @if let Some(error) = error { p.error role="alert" { (error) } }
-        @if let Some(rendered) = &rendered {
-            p.notice { "Preview: nothing is saved until you press Save." }
-            div.preview #preview { h1 { (draft.title) } (rendered) }
-        }
-        form.editor method="post" action=(target) {
-            input type="hidden" name=(CSRF_FIELD) value=(csrf.token());
-            @if new {
-                p {
-                    label for="slug" { "Address (/pages/…)" }
-                    input #slug name="slug" required maxlength=(MAX_SLUG) value=(draft.slug);
-                }
-            }
-            p {
-                label for="title" { "Title" }
-                input #title name="title" required maxlength=(MAX_TITLE) value=(draft.title);
-            }
-            p {
-                label for="body" { "Markdown" }
-                textarea.source #body name="body" rows=20 required { (draft.body) }
-            }
-            p {
-                button.secondary type="submit" name="action" value="preview" { "Preview" }
-                " "
-                button type="submit" name="action" value="save" { "Save" }
-            }
-        }
-    };
-    layout::page(if new { "New page" } else { "Edit page" }, content)
+/// The editor's page around its form, live: the form as the page is first sent.
+fn editor_page(embed: &Embed, csrf: &Csrf, editor: Editor) -> Fragment<Document> {
+    layout::page(editor.title(), embed.view(&editor, &editor.route(), csrf))
+}
+
+/// The editor's page around its form as posted, not live: the view's socket would
+/// mount it again from the stored page, and the preview and what was typed would go.
+fn posted_page(editor: Editor) -> Fragment<Document> {
+    layout::page(editor.title(), html! { (PreEscaped(editor.render().to_html())) }.into())
 }

@@ -1,98 +1,250 @@
-//! Live comments: a comment posted on a page appears on every open copy of it, on
-//! any instance behind the load balancer, without a reload. Posting publishes the
-//! comment, rendered as the page renders it, to the page's topic on the bus; each
-//! open page listens with `EventSource` to `GET /pages/{slug}/live` (Server-Sent
-//! Events) and adds what arrives. A browser that reconnects sends the last id it
-//! saw and gets what it missed from the bus's window. Without JavaScript the page
-//! is what it always was.
+//! A wiki page as a live view: the article is rendered once, in the first answer;
+//! the discussion under it ([`Thread`]) lives on the server while the page is open.
+//! A comment posted on any copy of the page, by the form over the page's socket or
+//! by the plain form without JavaScript, is stored, then published on the page's bus
+//! topic (`events.rs`); every open copy, on any instance (`Bus::postgres` carries it
+//! across), reads the comments it lacks and is sent those, as keyed inserts. Without
+//! JavaScript the page reads and posts as it always did.
 
-use kiln::markup::{Asset, Flow, Fragment};
-use kiln::realtime::{BusEvents, LastEventId, LocalBus, Sse};
-use kiln::{State, asset, html};
+use std::rc::Rc;
 
-use super::errors::SiteError;
+use kiln::live::{HandleInfo, Live, LiveSocket, LiveView};
+use kiln::markup::{Document, Flow, Fragment};
+use kiln::realtime::Message;
+use kiln::{ClientAddr, Csrf, FromRequest, Rejection, RequestContext};
+
+use super::comments;
+use super::events::topic;
 use super::layout;
-use super::model::{self, Comment};
-use super::routes::LiveComments;
+use super::model::{self, Comment, Page};
+use super::page_view::{self, CommentForm, Event, Thread};
+use super::readers::{self, HEARTBEAT, Heartbeat, Presence, Readers, Said};
+use super::routes::ShowPage;
 use crate::state::Worker;
 
-/// The script that listens, by its content-hashed name.
-pub(crate) const SCRIPT_LINK: &str = asset!("live-comments.js");
-pub(crate) const SCRIPT: Asset = Asset::new(SCRIPT_LINK);
-
-/// The bus topic of a page's comments.
-fn topic(slug: &str) -> String {
-    format!("comments/{slug}")
+/// A wiki page, its discussion live.
+pub(crate) struct Discussion {
+    worker: Rc<Worker>,
+    page_id: i64,
+    /// The article, for the first answer only: a connected page drops it.
+    article: Option<Page>,
+    thread: Thread,
+    csrf: Csrf,
+    client: ClientAddr,
+    /// Who else has the page open, once it is connected.
+    readers: Option<Readers>,
 }
 
-/// `GET /pages/{slug}/live`: the page's new comments as they are posted; after a
-/// reconnect, first those missed since `Last-Event-ID`. 404 for a page that does not
-/// exist, so that nobody makes the workers keep topics for pages that never were.
-pub(crate) async fn events(
-    route: LiveComments,
-    State(worker): State<Worker>,
-    last: Option<LastEventId>,
-) -> Result<Sse<BusEvents>, SiteError> {
-    // Whether the page exists, not the page: each subscription would otherwise load its
-    // whole text on the database thread only to drop it, and a burst of subscribers
-    // leaves that thread's heap grown by as many texts (issue 23's idle memory).
-    if !model::page_exists(&worker.db, &route.slug).await? {
-        return Err(SiteError::not_found());
+/// The comments read again: once the page's subscription is up, so that none posted
+/// between the first answer and the connection is missed, and on each new one.
+struct Reloaded(Result<Vec<Comment>, String>);
+
+/// How storing a comment the page posted ended.
+struct Stored(Result<(), String>);
+
+impl LiveView for Discussion {
+    type AppState = Worker;
+    type Route = ShowPage;
+    type Event = Event;
+
+    async fn mount(route: ShowPage, cx: RequestContext<'_, Worker>) -> Result<Self, Rejection> {
+        let (csrf, client) = (Csrf::from_request(&cx)?, ClientAddr::from_request(&cx)?);
+        let worker = Rc::clone(cx.state());
+        let (page, comments) = futures_util::future::try_join(
+            model::page(&worker.db, &route.slug),
+            model::comments_of(&worker.db, &route.slug),
+        )
+        .await?;
+        let thread = Thread {
+            slug: route.slug,
+            comments,
+            csrf_token: csrf.token().to_owned(),
+            form: CommentForm::default(),
+            readers: None,
+        };
+        Ok(Discussion { worker, page_id: page.id, article: Some(page), thread, csrf, client, readers: None })
     }
-    let after = last.and_then(|id| id.parse());
-    Ok(Sse::new(worker.site.bus.resume(&topic(&route.slug), after).events()))
-}
 
-/// Tells the open copies of the page about a comment just stored. The comment is
-/// stored whatever happens here: a bus that is down costs only the live update.
-pub(crate) async fn publish(bus: &LocalBus, slug: &str, comment: &Comment) {
-    if let Err(e) = bus.publish(&topic(slug), item(comment).as_str()).await {
-        eprintln!("kiln-demo: comment {} on {slug} not sent live: {e}", comment.id);
+    fn connected(&mut self, socket: &mut LiveSocket<Self>) {
+        self.article = None;
+        let (bus, slug) = (&self.worker.site.bus, &self.thread.slug);
+        socket.subscribe::<Message>(bus.subscribe(&topic(slug)));
+        self.reload(socket);
+        // Subscribed before joining, so that every answer to the join is heard.
+        let (bus, slug) = (&self.worker.site.bus, &self.thread.slug);
+        socket.subscribe::<Presence>(bus.subscribe(&readers::topic(slug)));
+        socket.every(HEARTBEAT, Heartbeat);
+        let readers = Readers::new(bus, slug);
+        socket.spawn(readers.say("join"));
+        self.thread.readers = Some(readers.count());
+        self.readers = Some(readers);
+    }
+
+    fn handle(&mut self, Event::Post(input): Event, socket: &mut LiveSocket<Self>) {
+        let (author, body) = (input.author.unwrap_or_default(), input.body.unwrap_or_default());
+        let refused = comments::check(Some(&author), Some(&body)).map_err(str::to_owned).and_then(
+            // Only a comment that would be stored counts, as for the plain form.
+            |()| self.worker.site.settings.comments.check_client(self.client).map_err(|e| comments::too_many(&e)),
+        );
+        if let Err(message) = refused {
+            // Back in the form with what was typed (the client script emptied it).
+            self.thread.form = CommentForm { author, body, error: Some(message) };
+            return;
+        }
+        self.thread.form = CommentForm::default();
+        // Shown once the bus brings it back, as every other copy of the page is shown it.
+        let (worker, page_id, slug) = (Rc::clone(&self.worker), self.page_id, self.thread.slug.clone());
+        socket.spawn(async move {
+            let stored = comments::store(&worker, page_id, &slug, &author, &body).await;
+            Stored(stored.map(drop).map_err(|e| e.to_string()))
+        });
+    }
+
+    fn render(&self) -> Live<Event> {
+        self.thread.render()
+    }
+
+    fn visitor(&self) -> Option<&Csrf> {
+        Some(&self.csrf)
+    }
+
+    fn page(&self, view: Fragment<Flow>) -> Fragment<Document> {
+        match &self.article {
+            Some(article) => page_view::page(article, view),
+            None => layout::page("", view),
+        }
     }
 }
 
-/// The comment as the page lists it (`page_view::page`), inside the `ol` that the
-/// content model asks an `li` to be in; the script takes the `li` out.
-fn item(c: &Comment) -> Fragment<Flow> {
-    let at = layout::Stamp::new(c.created);
-    html! {
-        ol {
-            li id=(format_args!("c{}", c.id)) {
-                p.byline { strong { (c.author) } " " time datetime=(at.iso()) { (at.minute()) } }
-                p.text { (c.body) }
-            }
+/// A comment was posted: the bus carries it as HTML, for the event stream, so the
+/// view reads the page's comments (one query, which a lost message cannot fool).
+impl HandleInfo<Message> for Discussion {
+    fn handle_info(&mut self, _: Message, socket: &mut LiveSocket<Self>) {
+        self.reload(socket);
+    }
+}
+
+impl HandleInfo<Reloaded> for Discussion {
+    fn handle_info(&mut self, Reloaded(comments): Reloaded, _: &mut LiveSocket<Self>) {
+        match comments {
+            Ok(comments) => comments.into_iter().for_each(|c| self.add(c)),
+            // The page keeps what it has; new comments still arrive.
+            Err(e) => eprintln!("kiln-demo: comments of {} not read again: {e}", self.thread.slug),
+        }
+    }
+}
+
+impl HandleInfo<Stored> for Discussion {
+    fn handle_info(&mut self, Stored(stored): Stored, _: &mut LiveSocket<Self>) {
+        if let Err(e) = stored {
+            eprintln!("kiln-demo: a comment on {} not stored: {e}", self.thread.slug);
+            self.thread.form.error = Some("The comment could not be stored; please try again.".to_owned());
+        }
+    }
+}
+
+impl HandleInfo<Presence> for Discussion {
+    fn handle_info(&mut self, presence: Presence, socket: &mut LiveSocket<Self>) {
+        let Some(readers) = &mut self.readers else { return };
+        if let Some(answer) = readers.heard(&presence) {
+            socket.spawn(readers.say(answer));
+        }
+        self.thread.readers = Some(readers.count());
+    }
+}
+
+impl HandleInfo<Heartbeat> for Discussion {
+    fn handle_info(&mut self, Heartbeat: Heartbeat, socket: &mut LiveSocket<Self>) {
+        let Some(readers) = &mut self.readers else { return };
+        readers.expire();
+        socket.spawn(readers.say("here"));
+        self.thread.readers = Some(readers.count());
+    }
+}
+
+impl HandleInfo<Said> for Discussion {
+    fn handle_info(&mut self, Said: Said, _: &mut LiveSocket<Self>) {}
+}
+
+impl Discussion {
+    /// Reads the page's comments again, beside the view.
+    fn reload(&self, socket: &mut LiveSocket<Self>) {
+        let (worker, slug) = (Rc::clone(&self.worker), self.thread.slug.clone());
+        socket.spawn(async move { Reloaded(model::comments_of(&worker.db, &slug).await.map_err(|e| e.to_string())) });
+    }
+
+    /// Adds a comment in its place by id, once: the bus and a reload may both bring it.
+    fn add(&mut self, comment: Comment) {
+        let comments = &mut self.thread.comments;
+        if let Err(at) = comments.binary_search_by_key(&comment.id, |c| c.id) {
+            comments.insert(at, comment);
         }
     }
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
+mod readers_tests {
+    use std::time::Duration;
+
+    use kiln::test::{TestClient, TestWebSocket};
+    use kiln::ws::{CloseCode, Message};
+    use serde_json::Value;
+
+    use crate::state::Worker;
+
+    /// A hang guard only.
+    const WAIT: Duration = Duration::from_secs(10);
+
+    /// Opens the page's live view as the client script does; gives its socket and
+    /// the mount message.
+    fn open(client: &mut TestClient<kiln::AppService<Worker>>, page: &str) -> (TestWebSocket, Value) {
+        let html = client.get(page).text().to_owned();
+        let token = html.split("data-kiln-token=\"").nth(1).and_then(|t| t.split('"').next()).expect("a live page");
+        let protocols = format!("kiln-live, {token}");
+        let mut socket = client.request("GET", page).header("Sec-WebSocket-Protocol", &protocols).websocket().unwrap();
+        let mount = next(&mut socket);
+        (socket, mount)
+    }
+
+    fn next(socket: &mut TestWebSocket) -> Value {
+        match socket.recv(WAIT).expect("a message in time") {
+            Some(Message::Text(text)) => serde_json::from_str(&text).expect("JSON"),
+            other => panic!("expected a text message, got {other:?}"),
+        }
+    }
+
+    /// Every string in a message: the slots' values and statics sent.
+    fn strings(value: &Value) -> Vec<&str> {
+        match value {
+            Value::String(s) => vec![s.as_str()],
+            Value::Array(items) => items.iter().flat_map(strings).collect(),
+            Value::Object(fields) => fields.values().flat_map(strings).collect(),
+            _ => Vec::new(),
+        }
+    }
 
     #[test]
-    fn a_live_comment_is_rendered_byte_for_byte_as_the_page_lists_it() {
-        let (mut c, _dir) = super::super::tests::client("live");
-        let page = c.get("/pages/tour");
-        let cookie = page.header("set-cookie").expect("a CSRF cookie").split(';').next().expect("pair").to_owned();
-        assert!(page.text().contains(&format!("<script src=\"{SCRIPT_LINK}\" defer></script></section>")));
-        let text = page.text();
-        let token = text.split("name=\"csrf_token\" value=\"").nth(1).and_then(|t| t.split('"').next()).expect("token");
-        let (author, body) = ("Ann <a>", "1 < 2 & \"so\"\nsecond line");
-        let res = c
-            .request("POST", "/pages/tour/comments")
-            .header("Cookie", &cookie)
-            .form(&[("csrf_token", token), ("author", author), ("body", body)])
-            .send();
-        assert_eq!(res.status(), 303, "{}", res.text());
-        let id: i64 =
-            res.header("location").and_then(|l| l.split("#c").nth(1)).and_then(|n| n.parse().ok()).expect("id");
-        let page = c.request("GET", "/pages/tour").header("Cookie", &cookie).send();
-        let html = page.text();
-        let start = html.find(&format!("<li id=\"c{id}\">")).expect("the comment on the page");
-        let li = &html[start..start + html[start..].find("</li>").expect("its end") + "</li>".len()];
-        let iso = li.split("datetime=\"").nth(1).and_then(|d| d.split('"').next()).expect("its time");
-        let created = kiln::db::chrono::DateTime::parse_from_rfc3339(iso).expect("a time").timestamp();
-        let comment = Comment { id, author: author.into(), body: body.into(), created };
-        assert_eq!(item(&comment).into_string(), format!("<ol>{li}</ol>"));
+    fn the_page_counts_its_open_copies_and_one_less_when_one_leaves() {
+        let (client, _dir) = super::super::tests::client("readers");
+        let mut client = client.keep_cookies();
+        let (mut one, mount) = open(&mut client, "/pages/tour");
+        assert!(strings(&mount).contains(&"1") && strings(&mount).contains(&" reader"), "alone: {mount}");
+
+        // Only the count changes on the page while nobody posts: each message is one.
+        let (mut two, _) = open(&mut client, "/pages/tour");
+        let seen = next(&mut one);
+        assert!(strings(&seen).contains(&"2") && strings(&seen).contains(&" readers"), "{seen}");
+        let mut count = Value::Null;
+        while !strings(&count).contains(&"2") {
+            count = next(&mut two);
+        }
+
+        // Another page's readers are counted apart.
+        let (_other, mount) = open(&mut client, "/pages/welcome");
+        assert!(strings(&mount).contains(&"1"), "{mount}");
+
+        two.close(CloseCode::NORMAL, "bye", WAIT).unwrap();
+        let left = next(&mut one);
+        assert!(strings(&left).contains(&"1"), "one less at once, not after a heartbeat: {left}");
     }
 }

@@ -5,12 +5,13 @@
 //! | Route | What |
 //! | --- | --- |
 //! | `GET /` (`?page=N`) | the pages, newest first |
-//! | `GET /pages/{slug}` | a page, its comments, the comment form |
-//! | `POST /pages/{slug}/comments` | posts a comment (CSRF, rate limit, 422, 303) |
-//! | `GET /pages/{slug}/live` | new comments on the page as they are posted (Server-Sent Events) |
+//! | `GET /pages/{slug}` | a page, its comments, the comment form: a live view, whose socket is the same path |
+//! | `POST /pages/{slug}/comments` | posts a comment without JavaScript (CSRF, rate limit, 422, 303) |
+//! | `GET /pages/{slug}/live` | new comments on the page as they are posted (Server-Sent Events), for other clients |
 //! | `GET /feed.rss`, `GET /sitemap.xml` | RSS 2.0 and the sitemap, absolute links |
 //! | `GET /login`, `POST /login`, `POST /logout` | the editor's session |
 //! | `GET /editor`, `GET|POST /editor/new`, `GET|POST /editor/pages/{slug}` | the editor |
+//! | `GET /editor/draft` (`?page=slug`) | the editor's form as a live view: its socket, for the live preview |
 //! | `GET /static/…` | assets (`asset!` names immutable) |
 //! | `GET /favicon.ico` | the site's icon |
 
@@ -19,6 +20,7 @@ mod auth;
 mod comments;
 mod editor;
 mod errors;
+mod events;
 mod feed;
 mod input;
 mod layout;
@@ -27,6 +29,8 @@ mod markdown;
 mod model;
 mod page_view;
 mod pages;
+mod preview;
+mod readers;
 mod reply;
 mod routes;
 pub(crate) mod seed;
@@ -42,14 +46,14 @@ use crate::state::Worker;
 
 /// The asset links the site's pages make, for a start-up that checks the `--public`
 /// folder holds them as the binary was built.
-pub(crate) const ASSET_LINKS: [&str; 2] = [layout::STYLESHEET_LINK, live::SCRIPT_LINK];
+pub(crate) const ASSET_LINKS: [&str; 1] = [layout::STYLESHEET_LINK];
 
 /// Adds the site's routes.
 pub(crate) fn mount(app: App<Worker>) -> App<Worker> {
     app.route(pages::home)
-        .route(pages::show)
+        .live::<live::Discussion>()
         .route(comments::post)
-        .route(live::events)
+        .route(events::events)
         .route(feed::feed)
         .route(feed::sitemap)
         .route(layout::favicon)
@@ -61,5 +65,6 @@ pub(crate) fn mount(app: App<Worker>) -> App<Worker> {
         .route(editor::create)
         .route(editor::edit_form)
         .route(editor::update)
+        .live::<preview::Editor>()
         .mount(api::mount)
 }

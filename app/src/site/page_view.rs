@@ -1,11 +1,15 @@
-//! A page as visitors see it: the rendered Markdown, the comments (as text), and the
-//! comment form, empty or back with a message and what was typed.
+//! A page as visitors see it: the rendered Markdown, then its discussion: the
+//! comments (as text), how many read the page now, and the comment form, empty or
+//! back with a message and what was typed. The discussion is live markup
+//! (`live_html!`): the live view (`live.rs`) sends its changes to an open page, and
+//! the same markup is the page a form posted without JavaScript comes back to.
 
-use kiln::markup::{Document, Flow, Fragment};
-use kiln::{CSRF_FIELD, Csrf, html};
+use kiln::live::Live;
+use kiln::markup::{Document, Flow, Fragment, PreEscaped};
+use kiln::{CSRF_FIELD, live_html};
+use serde::Deserialize;
 
 use super::layout;
-use super::live;
 use super::markdown::Markdown;
 use super::model::{Comment, Page};
 use super::routes::PostComment;
@@ -15,58 +19,96 @@ pub(crate) const MAX_AUTHOR: usize = 80;
 /// Longest comment, in characters.
 pub(crate) const MAX_COMMENT: usize = 4000;
 
-/// The comment form's content: empty, or back with a message.
-#[derive(Debug, Default)]
-pub(crate) struct CommentForm<'a> {
-    pub(crate) author: &'a str,
-    pub(crate) body: &'a str,
-    pub(crate) error: Option<&'a str>,
+/// The comment form's fields, each optional so that a missing one is a message in
+/// the form rather than a bare refusal.
+#[derive(Debug, Default, Deserialize)]
+pub(crate) struct CommentInput {
+    pub(crate) author: Option<String>,
+    pub(crate) body: Option<String>,
 }
 
-/// The whole page.
-pub(crate) fn page(page: &Page, comments: &[Comment], csrf: &Csrf, form: &CommentForm<'_>) -> Fragment<Document> {
+/// What an open page sends: the comment form, posted.
+#[derive(Deserialize)]
+pub(crate) enum Event {
+    Post(CommentInput),
+}
+
+/// The comment form's content: empty, or back with a message.
+#[derive(Debug, Default)]
+pub(crate) struct CommentForm {
+    pub(crate) author: String,
+    pub(crate) body: String,
+    pub(crate) error: Option<String>,
+}
+
+/// A page's discussion: its comments, oldest first, and the comment form.
+pub(crate) struct Thread {
+    pub(crate) slug: String,
+    pub(crate) comments: Vec<Comment>,
+    /// The visitor's CSRF token, for the form as it posts without JavaScript.
+    pub(crate) csrf_token: String,
+    pub(crate) form: CommentForm,
+    /// How many have the page open, across the instances; `None` before it connects.
+    pub(crate) readers: Option<usize>,
+}
+
+impl Thread {
+    /// The discussion's markup; an open page is sent what changes in it.
+    pub(crate) fn render(&self) -> Live<Event> {
+        let comments = self.comments.iter().map(|c| (c, layout::Stamp::new(c.created), Anchor::new(c.id)));
+        live_html! {
+            section #comments {
+                h2 { "Comments (" (self.comments.len()) ")" }
+                @if let Some(readers) = self.readers {
+                    p.readers { (readers) @if readers == 1 { " reader" } @else { " readers" } " on this page now" }
+                }
+                ol.comments {
+                    @for (c, at, anchor) in comments; key = c.id {
+                        li id=(anchor.as_str()) {
+                            p.byline { strong { (c.author) } " " time datetime=(at.iso()) { (at.minute()) } }
+                            p.text { (c.body) }
+                        }
+                    }
+                }
+                // Posted over the page's socket when it is connected (the client script
+                // empties it once sent), to `PostComment` as a plain form otherwise.
+                form.comment method="post" action=(PostComment { slug: self.slug.clone() }) on:submit=(Event::Post)
+                    data-kiln-reset="" {
+                    input type="hidden" name=(CSRF_FIELD) value=(self.csrf_token);
+                    @if let Some(error) = &self.form.error {
+                        p.error role="alert" { (error) }
+                    }
+                    p {
+                        label for="author" { "Name" }
+                        input #author name="author" maxlength=(MAX_AUTHOR) required value=(self.form.author);
+                    }
+                    p {
+                        label for="body" { "Comment" }
+                        textarea #body name="body" rows=5 maxlength=(MAX_COMMENT) required { (self.form.body) }
+                    }
+                    p { button type="submit" { "Post comment" } }
+                }
+            }
+        }
+    }
+}
+
+/// The whole page: the article, then `discussion` (the thread, rendered).
+pub(crate) fn page(page: &Page, discussion: Fragment<Flow>) -> Fragment<Document> {
     layout::site_page!(&page.title, {
         article {
             h1 { (page.title) }
             p.meta { "Updated " (layout::time(page.updated, false)) }
             (Markdown(&page.body))
         }
-        section #comments {
-            h2 { "Comments (" (comments.len()) ")" }
-            ol.comments {
-                // Each time written in place rather than through `layout::time`: a page
-                // has a time per comment, and each fragment was a string of its own.
-                @for (c, at, anchor) in comments.iter().map(|c| (c, layout::Stamp::new(c.created), Anchor::new(c.id))) {
-                    li id=(anchor.as_str()) {
-                        p.byline { strong { (c.author) } " " time datetime=(at.iso()) { (at.minute()) } }
-                        p.text { (c.body) }
-                    }
-                }
-            }
-            (comment_form(&page.slug, csrf, form))
-            script src=(live::SCRIPT) defer {}
-        }
+        (discussion)
     })
 }
 
-fn comment_form(slug: &str, csrf: &Csrf, form: &CommentForm<'_>) -> Fragment<Flow> {
-    html! {
-        form.comment method="post" action=(PostComment { slug: slug.to_owned() }) {
-            input type="hidden" name=(CSRF_FIELD) value=(csrf.token());
-            @if let Some(error) = form.error {
-                p.error role="alert" { (error) }
-            }
-            p {
-                label for="author" { "Name" }
-                input #author name="author" maxlength=(MAX_AUTHOR) required value=(form.author);
-            }
-            p {
-                label for="body" { "Comment" }
-                textarea #body name="body" rows=5 maxlength=(MAX_COMMENT) required { (form.body) }
-            }
-            p { button type="submit" { "Post comment" } }
-        }
-    }
+/// The page with its thread rendered once, not live: what a comment form posted
+/// without JavaScript and refused comes back as.
+pub(crate) fn static_page(article: &Page, thread: &Thread) -> Fragment<Document> {
+    page(article, kiln::html! { (PreEscaped(thread.render().to_html())) }.into())
 }
 
 /// A comment's anchor, `c` and its id, written on the stack: through `format_args!`

@@ -1,13 +1,12 @@
-//! Reading the site: the home page's list of pages and a page with its comments.
+//! Reading the site: the home page's list of pages (a page with its comments is a
+//! live view, `live.rs`).
 
-use futures_util::future::try_join;
 use kiln::markup::{Document, Fragment};
-use kiln::{Csrf, State, html};
+use kiln::{State, html};
 
 use super::errors::SiteError;
 use super::layout;
 use super::model;
-use super::page_view::{self, CommentForm};
 use super::routes::{Home, ShowPage};
 use crate::state::Worker;
 
@@ -47,16 +46,4 @@ pub(crate) async fn home(route: Home, State(worker): State<Worker>) -> Result<Fr
         }
     };
     Ok(layout::page("Pages", content))
-}
-
-/// `/pages/{slug}`: the Markdown rendered now, on every request; the comments; the form.
-pub(crate) async fn show(
-    route: ShowPage,
-    State(worker): State<Worker>,
-    csrf: Csrf,
-) -> Result<(Csrf, Fragment<Document>), SiteError> {
-    let (page, comments) =
-        try_join(model::page(&worker.db, &route.slug), model::comments_of(&worker.db, &route.slug)).await?;
-    let html = page_view::page(&page, &comments, &csrf, &CommentForm::default());
-    Ok((csrf, html))
 }

@@ -11,7 +11,8 @@ pub(crate) struct Home {
     pub(crate) page: Option<u32>,
 }
 
-/// A page, its comments and the comment form.
+/// A page, its comments and the comment form (a live view: asked for a WebSocket,
+/// the page's socket).
 #[derive(Route)]
 #[route("/pages/{slug}")]
 pub(crate) struct ShowPage {
@@ -25,7 +26,8 @@ pub(crate) struct PostComment {
     pub(crate) slug: String,
 }
 
-/// New comments on a page, as they are posted: Server-Sent Events.
+/// New comments on a page, as they are posted: Server-Sent Events, for clients other
+/// than the page (which is a live view).
 #[derive(Route)]
 #[route("/pages/{slug}/live")]
 pub(crate) struct LiveComments {
@@ -82,6 +84,14 @@ pub(crate) struct CreatePage;
 #[route("/editor/pages/{slug}")]
 pub(crate) struct EditPageForm {
     pub(crate) slug: String,
+}
+
+/// The socket of the editor's form (its live preview), for the page at `page` (none:
+/// a new page); asked for as a page, the form alone.
+#[derive(Route)]
+#[route("/editor/draft")]
+pub(crate) struct EditorDraft {
+    pub(crate) page: Option<String>,
 }
 
 /// Where the edit form posts (to preview or to save).

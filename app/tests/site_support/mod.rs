@@ -29,6 +29,8 @@ pub(crate) fn password_hash() -> String {
 /// A running site: the server and its database.
 pub(crate) struct Site {
     pub(crate) server: Server,
+    /// The database's URL, for a second process on the same database.
+    pub(crate) database: String,
     _dir: Option<TempDir>,
 }
 
@@ -36,14 +38,15 @@ impl Site {
     /// The site on a fresh SQLite file, with `args` after the defaults.
     pub(crate) fn sqlite(name: &str, args: &[&str]) -> Site {
         let dir = TempDir::new(&format!("site-{name}"));
-        let server = start(&dir.sqlite_url(), args);
-        Site { server, _dir: Some(dir) }
+        let database = dir.sqlite_url();
+        let server = start(&database, args);
+        Site { server, database, _dir: Some(dir) }
     }
 
     /// The site on a fresh schema of the PostgreSQL at `base` (`KILN_PG_URL`).
     pub(crate) fn postgres(base: &str, name: &str, args: &[&str]) -> Site {
-        let url = fresh_schema(base, &format!("site_{name}"));
-        Site { server: start(&url, args), _dir: None }
+        let database = fresh_schema(base, &format!("site_{name}"));
+        Site { server: start(&database, args), database, _dir: None }
     }
 
     pub(crate) fn visitor(&self) -> Visitor {

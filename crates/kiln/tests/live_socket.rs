@@ -5,11 +5,12 @@
 
 use std::time::Duration;
 
-use kiln::live::{HandleInfo, Limits, Live, LiveSocket, LiveView};
+use kiln::live::{Embed, HandleInfo, Limits, Live, LiveSocket, LiveView};
+use kiln::markup::{Document, Fragment};
 use kiln::realtime::{Bus, LocalBus, Message as BusMessage};
 use kiln::test::{TestClient, TestWebSocket};
 use kiln::ws::{CloseCode, Message};
-use kiln::{App, AppService, Key, Rejection, RequestContext, Route, State, live_html};
+use kiln::{App, AppService, Csrf, Key, Rejection, RequestContext, Route, State, html, live_html};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -49,7 +50,7 @@ impl LiveView for Counter {
         socket.subscribe::<BusMessage>(self.bus.subscribe("counter"));
     }
 
-    fn handle(&mut self, event: Event) {
+    fn handle(&mut self, event: Event, _: &mut LiveSocket<Self>) {
         match event {
             Event::Increment => self.count += 1,
             Event::Boom => panic!("the view broke"),
@@ -65,7 +66,7 @@ impl LiveView for Counter {
 }
 
 impl HandleInfo<BusMessage> for Counter {
-    fn handle_info(&mut self, message: BusMessage) {
+    fn handle_info(&mut self, message: BusMessage, _: &mut LiveSocket<Self>) {
         self.count = message.payload().parse().unwrap_or(-1);
     }
 }
@@ -99,7 +100,7 @@ impl LiveView for Big {
         Ok(Big { count: 0 })
     }
 
-    fn handle(&mut self, _: Event) {
+    fn handle(&mut self, _: Event, _: &mut LiveSocket<Self>) {
         self.count += 1;
     }
 
@@ -127,7 +128,7 @@ impl LiveView for Brief {
         Ok(Brief)
     }
 
-    fn handle(&mut self, _: Event) {}
+    fn handle(&mut self, _: Event, _: &mut LiveSocket<Self>) {}
 
     fn render(&self) -> Live<Event> {
         live_html! { p { "brief" } }
@@ -163,7 +164,7 @@ impl LiveView for Clock {
         socket.after(Duration::from_millis(50), Done);
     }
 
-    fn handle(&mut self, _: Event) {}
+    fn handle(&mut self, _: Event, _: &mut LiveSocket<Self>) {}
 
     fn render(&self) -> Live<Event> {
         live_html! { p { (self.ticks) } @if self.done { p { "done" } } }
@@ -171,15 +172,95 @@ impl LiveView for Clock {
 }
 
 impl HandleInfo<Tick> for Clock {
-    fn handle_info(&mut self, Tick: Tick) {
+    fn handle_info(&mut self, Tick: Tick, _: &mut LiveSocket<Self>) {
         self.ticks += 1;
     }
 }
 
 impl HandleInfo<Done> for Clock {
-    fn handle_info(&mut self, Done: Done) {
+    fn handle_info(&mut self, Done: Done, _: &mut LiveSocket<Self>) {
         self.done = true;
     }
+}
+
+/// A view whose events start work to await: an answer that waits for a bus message
+/// (as a query waits for its database), and work that panics.
+#[derive(Route)]
+#[route("/tasks")]
+struct TasksPage;
+
+#[derive(Serialize, Deserialize)]
+enum TaskEvent {
+    Ask,
+    Increment,
+    Explode,
+}
+
+struct Tasks {
+    bus: LocalBus,
+    count: u32,
+    answer: String,
+}
+
+/// What the work an `Ask` started came back with.
+struct Answered(String);
+
+impl LiveView for Tasks {
+    type AppState = LocalBus;
+    type Route = TasksPage;
+    type Event = TaskEvent;
+
+    async fn mount(_: TasksPage, cx: RequestContext<'_, LocalBus>) -> Result<Self, Rejection> {
+        Ok(Tasks { bus: LocalBus::clone(cx.state()), count: 0, answer: "none".to_owned() })
+    }
+
+    fn handle(&mut self, event: TaskEvent, socket: &mut LiveSocket<Self>) {
+        match event {
+            TaskEvent::Ask => {
+                self.answer = "waiting".to_owned();
+                // Subscribed now, so that nothing published after the event is missed.
+                let mut answer = self.bus.subscribe("counter");
+                socket.spawn(async move {
+                    let message = answer.recv().await.expect("the bus stays").expect("not lagged");
+                    Answered(message.payload().to_owned())
+                });
+            }
+            TaskEvent::Increment => self.count += 1,
+            TaskEvent::Explode => socket.spawn(async {
+                tokio::task::yield_now().await;
+                broken()
+            }),
+        }
+    }
+
+    fn render(&self) -> Live<TaskEvent> {
+        live_html! { p { (self.count) } p { (self.answer) } }
+    }
+}
+
+/// Work that fails as it ends.
+fn broken() -> Answered {
+    panic!("the work broke")
+}
+
+impl HandleInfo<Answered> for Tasks {
+    fn handle_info(&mut self, Answered(answer): Answered, _: &mut LiveSocket<Self>) {
+        self.answer = answer;
+    }
+}
+
+/// A page of the app's own that embeds the counter of `/counter/4`.
+#[derive(Route)]
+#[route("/embedding")]
+struct Embedding;
+
+async fn embedding(_: Embedding, embed: Embed, csrf: Csrf, bus: State<LocalBus>) -> (Csrf, Fragment<Document>) {
+    let counter = Counter { bus: LocalBus::clone(&bus), count: 400 };
+    let view = embed.view(&counter, &CounterPage { id: 4 }, &csrf);
+    (
+        csrf,
+        html! { html lang="en" { head { meta charset="utf-8"; title { "Embedding" } } body { h1 { "Mine" } (view) } } },
+    )
 }
 
 fn client() -> TestClient<AppService<LocalBus>> {
@@ -190,7 +271,9 @@ fn client() -> TestClient<AppService<LocalBus>> {
         .live::<Big>()
         .live::<Brief>()
         .live::<Clock>()
-        .route(publish);
+        .live::<Tasks>()
+        .route(publish)
+        .route(embedding);
     TestClient::new(app).keep_cookies()
 }
 
@@ -405,4 +488,51 @@ fn live_socket_panic_in_handle_closes_1011_and_the_server_still_serves() {
     assert_eq!(next_json(&mut socket)["0"], "300", "a new socket mounts afresh");
     socket.send(r#"{"event":"Increment"}"#);
     assert_eq!(next_json(&mut socket), serde_json::json!({ "0": "301" }));
+}
+
+#[test]
+fn live_socket_runs_work_an_event_spawns_and_stays_responsive_meanwhile() {
+    let mut client = client();
+    let token = token_of(&mut client, "/tasks");
+    let mut socket = connect(&mut client, "/tasks", &token).unwrap();
+    next_json(&mut socket);
+    socket.send(r#"{"event":"Ask"}"#);
+    assert_eq!(next_json(&mut socket), serde_json::json!({ "1": "waiting" }));
+    // The work waits on the bus; the socket goes on taking events.
+    socket.send(r#"{"event":"Increment"}"#);
+    assert_eq!(next_json(&mut socket), serde_json::json!({ "0": "1" }));
+    assert_eq!(client.request("POST", &Publish).send().text(), "published");
+    assert_eq!(next_json(&mut socket), serde_json::json!({ "1": "41" }), "the work's result comes back as a message");
+    socket.send(r#"{"event":"Increment"}"#);
+    assert_eq!(next_json(&mut socket), serde_json::json!({ "0": "2" }));
+}
+
+#[test]
+fn live_socket_panic_in_spawned_work_closes_1011_and_the_server_still_serves() {
+    let mut client = client();
+    let token = token_of(&mut client, "/tasks");
+    let mut socket = connect(&mut client, "/tasks", &token).unwrap();
+    next_json(&mut socket);
+    socket.send(r#"{"event":"Explode"}"#);
+    assert_eq!(closed_with(&mut socket), Some(CloseCode::INTERNAL_ERROR));
+
+    let token = token_of(&mut client, "/tasks");
+    let mut socket = connect(&mut client, "/tasks", &token).unwrap();
+    next_json(&mut socket);
+    socket.send(r#"{"event":"Increment"}"#);
+    assert_eq!(next_json(&mut socket), serde_json::json!({ "0": "1" }));
+}
+
+#[test]
+fn live_socket_opens_for_a_view_embedded_in_a_page_of_the_apps_own() {
+    let mut client = client();
+    let page = client.get("/embedding").text().to_owned();
+    assert!(page.contains("<h1>Mine</h1><div data-kiln-live="), "{page}");
+    assert!(page.contains(r#"data-kiln-path="/counter/4""#) && page.contains("<p>Count: 400</p>"), "{page}");
+    let token = page.split("data-kiln-token=\"").nth(1).and_then(|t| t.split('"').next()).unwrap().to_owned();
+    assert_eq!(connect(&mut client, "/counter/5", &token).err(), Some(403), "for its own route only");
+    let mut socket = connect(&mut client, "/counter/4", &token).expect("the embedded view's socket");
+    assert_eq!(next_json(&mut socket)["0"], "400");
+    socket.send(r#"{"event":"Increment"}"#);
+    assert_eq!(next_json(&mut socket), serde_json::json!({ "0": "401" }));
 }

@@ -3,7 +3,7 @@
 //! test asserts on the page and on the diffs sent; `LiveTest` also rebuilds the page
 //! from the wire alone after every message and checks it matches the server's.
 
-use kiln::live::{HandleInfo, Live, LiveTest, LiveView};
+use kiln::live::{HandleInfo, Live, LiveSocket, LiveTest, LiveView};
 use kiln::{Rejection, RequestContext, Route, live_html};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
@@ -32,7 +32,7 @@ impl LiveView for Counter {
         Ok(Counter { title: "Counter", count: 0 })
     }
 
-    fn handle(&mut self, event: CounterEvent) {
+    fn handle(&mut self, event: CounterEvent, _: &mut LiveSocket<Self>) {
         match event {
             CounterEvent::Increment => self.count += 1,
             CounterEvent::Add(n) => self.count += n,
@@ -140,7 +140,7 @@ impl LiveView for Table {
         Ok(table())
     }
 
-    fn handle(&mut self, event: TableEvent) {
+    fn handle(&mut self, event: TableEvent, _: &mut LiveSocket<Self>) {
         match event {
             TableEvent::Sort(column) => self.sort = column,
             TableEvent::Filter(filter) => self.filter = filter.q,
@@ -175,7 +175,7 @@ impl LiveView for Table {
 }
 
 impl HandleInfo<ScoreChanged> for Table {
-    fn handle_info(&mut self, change: ScoreChanged) {
+    fn handle_info(&mut self, change: ScoreChanged, _: &mut LiveSocket<Self>) {
         if let Some(person) = self.people.iter_mut().find(|p| p.id == change.id) {
             person.score = change.score;
         }
@@ -283,7 +283,7 @@ impl LiveView for Chat {
         Ok(Chat { me: "ann".into(), messages: Vec::new(), outbox: Vec::new() })
     }
 
-    fn handle(&mut self, event: ChatEvent) {
+    fn handle(&mut self, event: ChatEvent, _: &mut LiveSocket<Self>) {
         // What is said goes to the bus; it comes back to every reader as `Posted`.
         let ChatEvent::Say(say) = event;
         self.outbox.push(say.text);
@@ -308,7 +308,7 @@ impl LiveView for Chat {
 }
 
 impl HandleInfo<Posted> for Chat {
-    fn handle_info(&mut self, posted: Posted) {
+    fn handle_info(&mut self, posted: Posted, _: &mut LiveSocket<Self>) {
         self.messages.push(posted);
     }
 }
@@ -358,7 +358,7 @@ impl LiveView for Profile {
         Ok(Profile { name: name.clone(), likes: 0 })
     }
 
-    fn handle(&mut self, ProfileEvent::Like: ProfileEvent) {
+    fn handle(&mut self, ProfileEvent::Like: ProfileEvent, _: &mut LiveSocket<Self>) {
         self.likes += 1;
     }
 
@@ -439,7 +439,7 @@ impl LiveView for Items {
         Ok(Items { items: Vec::new() })
     }
 
-    fn handle(&mut self, event: NoEvent) {
+    fn handle(&mut self, event: NoEvent, _: &mut LiveSocket<Self>) {
         match event {}
     }
 
@@ -456,7 +456,7 @@ impl LiveView for Items {
 }
 
 impl HandleInfo<Vec<(u32, String, bool)>> for Items {
-    fn handle_info(&mut self, items: Vec<(u32, String, bool)>) {
+    fn handle_info(&mut self, items: Vec<(u32, String, bool)>, _: &mut LiveSocket<Self>) {
         self.items = items;
     }
 }
@@ -505,4 +505,84 @@ fn live_keyed_list_survives_random_moves_inserts_removes_and_edits() {
         assert!(!sent.contains("\"d\""), "a keyed list is never sent whole: {sent}");
     }
     assert!(test.sent().len() > 250);
+}
+
+/// A save that awaits its store (a database insert in an app): the event starts the
+/// work, the result comes back as a message.
+#[derive(Route)]
+#[route("/note")]
+struct NotePage;
+
+#[derive(Serialize, Deserialize)]
+enum NoteEvent {
+    Save,
+}
+
+struct Note {
+    store: Option<tokio::sync::oneshot::Receiver<u64>>,
+    saved: Option<u64>,
+    ticks: u32,
+}
+
+/// The id the store gave the note.
+struct Saved(u64);
+
+#[derive(Clone)]
+struct NoteTick;
+
+impl LiveView for Note {
+    type AppState = ();
+    type Route = NotePage;
+    type Event = NoteEvent;
+
+    async fn mount(_: NotePage, _: RequestContext<'_, ()>) -> Result<Self, Rejection> {
+        Ok(Note { store: None, saved: None, ticks: 0 })
+    }
+
+    fn connected(&mut self, socket: &mut LiveSocket<Self>) {
+        socket.after(std::time::Duration::from_millis(1), NoteTick);
+    }
+
+    fn handle(&mut self, NoteEvent::Save: NoteEvent, socket: &mut LiveSocket<Self>) {
+        if let Some(store) = self.store.take() {
+            socket.spawn(async move { Saved(store.await.expect("the store answers")) });
+        }
+    }
+
+    fn render(&self) -> Live<NoteEvent> {
+        live_html! {
+            @match self.saved { Some(id) => p { "saved as " (id) } None => p { "unsaved" } }
+            p { (self.ticks) }
+        }
+    }
+}
+
+impl HandleInfo<Saved> for Note {
+    fn handle_info(&mut self, Saved(id): Saved, _: &mut LiveSocket<Self>) {
+        self.saved = Some(id);
+    }
+}
+
+impl HandleInfo<NoteTick> for Note {
+    fn handle_info(&mut self, NoteTick: NoteTick, _: &mut LiveSocket<Self>) {
+        self.ticks += 1;
+    }
+}
+
+#[tokio::test]
+async fn live_test_runs_the_work_an_event_spawns_and_delivers_its_result() {
+    let (store, stored) = tokio::sync::oneshot::channel();
+    let mut test = LiveTest::new(Note { store: Some(stored), saved: None, ticks: 0 });
+    assert!(test.event(NoteEvent::Save).is_empty(), "nothing changes until the work is done");
+    store.send(7).unwrap();
+    let diff = tokio::time::timeout(std::time::Duration::from_secs(10), test.push()).await.expect("the work ends");
+    assert!(diff.to_json().unwrap().contains("saved as "), "{diff:?}");
+    assert!(test.html().contains("<p>saved as 7</p>"));
+}
+
+#[tokio::test]
+async fn live_test_connect_runs_connected_and_delivers_its_timers() {
+    let mut test = LiveTest::connect(Note { store: None, saved: None, ticks: 0 });
+    let diff = tokio::time::timeout(std::time::Duration::from_secs(10), test.push()).await.expect("the timer fires");
+    assert_eq!(diff.to_json().unwrap(), r#"{"1":"1"}"#);
 }

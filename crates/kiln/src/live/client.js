@@ -105,9 +105,25 @@
         update(old, next);
         old = old.nextSibling;
       } else {
-        const replaced = old;
-        old = old.nextSibling;
-        from.replaceChild(next, replaced);
+        const kept = next.nodeType === 1 && next.id ? later(old, next) : null;
+        if (kept) {
+          // The element with this id is further on: what stands before it goes.
+          while (old !== kept) {
+            const gone = old;
+            old = old.nextSibling;
+            from.removeChild(gone);
+          }
+          update(old, next);
+          old = old.nextSibling;
+        } else if (old.nodeType === 1 && old.id) {
+          // An element with an id (a form being typed in) waits for its match: what
+          // comes before it now is inserted, so that it is never replaced.
+          from.insertBefore(next, old);
+        } else {
+          const replaced = old;
+          old = old.nextSibling;
+          from.replaceChild(next, replaced);
+        }
       }
       next = following;
     }
@@ -116,6 +132,14 @@
       old = old.nextSibling;
       from.removeChild(gone);
     }
+  }
+
+  // The sibling of `old` (or `old`) that is `next`'s element: same tag and id.
+  function later(old, next) {
+    for (let el = old; el; el = el.nextSibling) {
+      if (el.nodeType === 1 && el.id === next.id && el.nodeName === next.nodeName) return el;
+    }
+    return null;
   }
 
   function update(el, to) {
@@ -160,6 +184,8 @@
       this.root = root;
       this.index = index;
       this.token = root.getAttribute("data-kiln-token");
+      // A view embedded in a page of the app's own has its socket on its own route.
+      this.path = root.getAttribute("data-kiln-path");
       this.ws = null;
       this.tries = 0;
       this.timers = new Map();
@@ -175,7 +201,8 @@
 
     connect() {
       const scheme = location.protocol === "https:" ? "wss://" : "ws://";
-      const ws = new WebSocket(scheme + location.host + location.pathname + location.search, [PROTOCOL, this.token]);
+      const path = this.path || location.pathname + location.search;
+      const ws = new WebSocket(scheme + location.host + path, [PROTOCOL, this.token]);
       let replica = null;
       ws.onmessage = (e) => {
         const message = JSON.parse(e.data);

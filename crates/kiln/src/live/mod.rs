@@ -88,6 +88,7 @@
 
 mod client;
 mod diff;
+mod embed;
 mod event;
 mod limits;
 mod list;
@@ -106,6 +107,7 @@ pub mod __rt;
 
 pub(crate) use client::{ClientScript, client_path};
 pub use diff::{Diff, Tracker};
+pub use embed::Embed;
 pub use event::{EventError, decode_event};
 pub use kiln_html::{Item, List, Live, Part, Slot, Statics};
 pub use limits::{EVENT_BURST, EVENTS_PER_SECOND, Limits, MAX_ERRORS, MAX_EVENT_BYTES, MAX_UNSENT_BYTES, TOKEN_TTL};

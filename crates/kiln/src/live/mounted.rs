@@ -1,7 +1,10 @@
-//! A mounted view: its state, and what its page was last sent.
+//! A mounted view: its state, its socket's push sources, and what its page was last sent.
+
+use std::task::{Context, Poll};
 
 use crate::live::diff::{Diff, Tracker};
 use crate::live::event::{EventError, decode_event};
+use crate::live::push::{Delivery, LiveSocket};
 use crate::live::view::{HandleInfo, LiveView};
 
 /// A live view as it runs for one page: each event or message changes its state, and
@@ -9,6 +12,7 @@ use crate::live::view::{HandleInfo, LiveView};
 pub struct Mounted<V: LiveView> {
     view: V,
     tracker: Tracker,
+    socket: LiveSocket<V>,
 }
 
 impl<V: LiveView> Mounted<V> {
@@ -16,7 +20,17 @@ impl<V: LiveView> Mounted<V> {
     /// every statics with its fingerprint and every slot.
     pub fn new(view: V) -> (Self, Diff) {
         let (tracker, mount) = Tracker::mount(view.render().into_part());
-        (Mounted { view, tracker }, mount)
+        (Mounted { view, tracker, socket: LiveSocket::new() }, mount)
+    }
+
+    /// Mounts a view whose page has connected: [`LiveView::connected`] runs first
+    /// (its subscriptions and timers need a Tokio runtime).
+    pub fn connect(mut view: V) -> (Self, Diff) {
+        let mut socket = LiveSocket::new();
+        view.connected(&mut socket);
+        let (mut mounted, mount) = Self::new(view);
+        mounted.socket = socket;
+        (mounted, mount)
     }
 
     /// The view's state.
@@ -33,7 +47,7 @@ impl<V: LiveView> Mounted<V> {
 
     /// Handles an event and gives what changed.
     pub fn event(&mut self, event: V::Event) -> Diff {
-        self.view.handle(event);
+        self.handle(event);
         self.rerender()
     }
 
@@ -49,7 +63,16 @@ impl<V: LiveView> Mounted<V> {
     where
         V: HandleInfo<M>,
     {
-        self.view.handle_info(message);
+        self.view.handle_info(message, &mut self.socket);
+        self.rerender()
+    }
+
+    /// Waits for the next message of the view's push sources (its subscriptions,
+    /// timers and spawned work), handles it and gives what changed. Pending forever
+    /// while the view has no source.
+    pub async fn push(&mut self) -> Diff {
+        let delivery = std::future::poll_fn(|cx| self.poll_push(cx)).await;
+        self.deliver(delivery);
         self.rerender()
     }
 
@@ -59,10 +82,20 @@ impl<V: LiveView> Mounted<V> {
         self.rerender()
     }
 
-    /// The view's state, to change without rendering: the socket coalesces changes
-    /// while its page is slow to read.
-    pub(crate) fn view_mut(&mut self) -> &mut V {
-        &mut self.view
+    /// Handles an event without rendering: the socket coalesces changes while its page
+    /// is slow to read.
+    pub(crate) fn handle(&mut self, event: V::Event) {
+        self.view.handle(event, &mut self.socket);
+    }
+
+    /// The next delivery of the view's push sources.
+    pub(crate) fn poll_push(&mut self, cx: &mut Context<'_>) -> Poll<Delivery<V>> {
+        self.socket.poll_next(cx)
+    }
+
+    /// Hands the view a delivery of its push sources, without rendering.
+    pub(crate) fn deliver(&mut self, delivery: Delivery<V>) {
+        delivery(&mut self.view, &mut self.socket);
     }
 
     /// Renders the view and gives what changed since the page was last sent.

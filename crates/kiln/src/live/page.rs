@@ -12,7 +12,7 @@
 //! never taken from the page) and the socket runs it.
 //!
 //! ```
-//! use kiln::live::{Live, LiveView};
+//! use kiln::live::{Live, LiveSocket, LiveView};
 //! use kiln::{App, Key, Rejection, RequestContext, Route, live_html};
 //! use serde::{Deserialize, Serialize};
 //!
@@ -41,7 +41,7 @@
 //!         Ok(Greeting { name: route.name, waves: 0 })
 //!     }
 //!
-//!     fn handle(&mut self, Event::Wave: Event) {
+//!     fn handle(&mut self, Event::Wave: Event, _: &mut LiveSocket<Self>) {
 //!         self.waves += 1;
 //!     }
 //!
@@ -93,6 +93,8 @@ pub(crate) struct MountArgs<V>(PhantomData<fn() -> V>);
 
 impl<V: LiveView> Handler<MountArgs<V>, V::AppState> for LivePage<V> {
     const NEEDS_SECRET_KEY: Option<&'static str> = Some("LiveView");
+    // The route is also the page's socket: over HTTP/2 an extended CONNECT reaches it.
+    const WEBSOCKET: bool = true;
 
     fn start<'a>(&'a self, cx: &RequestContext<'a, V::AppState>, res: &'a mut Response) -> Dispatch<'a> {
         let config = cx.config();
@@ -100,21 +102,19 @@ impl<V: LiveView> Handler<MountArgs<V>, V::AppState> for LivePage<V> {
             let key = app_key(config, "LiveView")?;
             // The visitor, by the signed CSRF cookie (set by the first answer if new).
             let visitor = Csrf::from_request(cx)?;
-            let claims =
-                Claims { view: std::any::type_name::<V>(), page: &route.to_string(), visitor: visitor.token() };
+            let page = route.to_string();
             if !is_upgrade(&cx.request()) {
-                let token = token::issue(key, &claims, V::LIMITS.token_ttl, SystemTime::now());
-                return Ok((route, Answer::Page(visitor, token)));
+                return Ok((route, page, key, Answer::Page(visitor)));
             }
             let ws = WebSocketUpgrade::from_request(cx)?;
             let offered = ws.offered_protocols().iter().find(|p| *p != PROTOCOL);
             offered
                 .ok_or(Refusal::Missing)
-                .and_then(|token| token::check(key, token, &claims, SystemTime::now()))
+                .and_then(|token| token::check(key, token, &claims::<V>(&page, &visitor), SystemTime::now()))
                 .map_err(|refusal| Rejection::custom(StatusCode::FORBIDDEN, refusal.reason()))?;
-            Ok((route, Answer::Socket(ws)))
+            Ok((route, page, key, Answer::Socket(ws)))
         });
-        let (route, answer) = match prepared {
+        let (route, page, key, answer) = match prepared {
             Ok(prepared) => prepared,
             Err(rejection) => {
                 config.reject(&rejection, res);
@@ -128,7 +128,12 @@ impl<V: LiveView> Handler<MountArgs<V>, V::AppState> for LivePage<V> {
                 Err(rejection) => return config.reject(&rejection, res),
             };
             match answer {
-                Answer::Page(visitor, token) => {
+                Answer::Page(visitor) => {
+                    // The token the view rendered into a form, if it did: the cookie
+                    // set must be that one's.
+                    let visitor = view.visitor().cloned().unwrap_or(visitor);
+                    let token =
+                        token::issue(key, &claims::<V>(&page, &visitor), V::LIMITS.token_ttl, SystemTime::now());
                     config.rendering(|| (visitor, first_answer(&view, &token)).into_response(res))
                 }
                 Answer::Socket(ws) => ws
@@ -147,27 +152,40 @@ impl<V: LiveView> RouteHandler<MountArgs<V>, V::AppState> for LivePage<V> {
 
 /// What the route answers once the view is mounted.
 enum Answer {
-    /// The page, for the visitor (whose CSRF cookie it sets when new), with its token.
-    Page(Csrf, String),
+    /// The page, for the visitor (whose CSRF cookie it sets when new).
+    Page(Csrf),
     /// The page's socket, its token checked.
     Socket(WebSocketUpgrade),
 }
 
-/// Whether the request asks for a WebSocket (RFC 6455 §4.1: `Upgrade: websocket`); the
-/// handshake's other parts are checked by [`WebSocketUpgrade`].
+/// What a page's token vouches for: this view, on this page, for this visitor.
+pub(crate) fn claims<'a, V: LiveView>(page: &'a str, visitor: &'a Csrf) -> Claims<'a> {
+    Claims { view: std::any::type_name::<V>(), page, visitor: visitor.token() }
+}
+
+/// Whether the request asks for a WebSocket: `Upgrade: websocket` over HTTP/1.1 (RFC
+/// 6455 §4.1), an extended CONNECT over HTTP/2 (RFC 8441 §4); the handshake's other
+/// parts are checked by [`WebSocketUpgrade`].
 fn is_upgrade(req: &Request<'_>) -> bool {
-    req.headers()
-        .filter(|(name, _)| name.eq_ignore_ascii_case("upgrade"))
-        .any(|(_, value)| value.trim_ascii().eq_ignore_ascii_case(b"websocket"))
+    req.method() == "CONNECT"
+        || req
+            .headers()
+            .filter(|(name, _)| name.eq_ignore_ascii_case("upgrade"))
+            .any(|(_, value)| value.trim_ascii().eq_ignore_ascii_case(b"websocket"))
 }
 
 /// The view's page with the view rendered in its container, and the client script.
 fn first_answer<V: LiveView>(view: &V, token: &str) -> Fragment<kiln_html::Document> {
+    view.page(container(view, token, None))
+}
+
+/// The view rendered in its container, carrying its token (and the path of its
+/// socket, when not the page's own), then the client script.
+pub(crate) fn container<V: LiveView>(view: &V, token: &str, path: Option<&str>) -> Fragment<Flow> {
     let live = view.render();
     let fingerprint = format!("{:016x}", live.part().statics().fingerprint());
-    let container: Fragment<Flow> = crate::html! {
-        div data-kiln-live=(fingerprint) data-kiln-token=(token) { (PreEscaped(live.to_html())) }
+    crate::html! {
+        div data-kiln-live=(fingerprint) data-kiln-token=(token) data-kiln-path=[path] { (PreEscaped(live.to_html())) }
         script src=(Asset::new(client_path())) defer {}
-    };
-    view.page(container)
+    }
 }

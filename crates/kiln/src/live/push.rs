@@ -1,7 +1,9 @@
-//! What the server pushes to a connected view: bus messages and timers, each delivered
-//! through [`HandleInfo`], set up in [`LiveView::connected`].
+//! What the server pushes to a connected view: bus messages, timers and the results of
+//! work the view started, each delivered through [`HandleInfo`], set up in
+//! [`LiveView::connected`] or [`LiveView::handle`].
 
 use std::future::Future;
+use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
 use std::pin::Pin;
 use std::task::{Context, Poll};
 use std::time::Duration;
@@ -14,7 +16,7 @@ use crate::realtime::{Message, Subscription};
 
 /// A change a source hands to the view, applied by the socket (a panic in it ends the
 /// view's socket, not the worker).
-pub(crate) type Delivery<V> = Box<dyn FnOnce(&mut V)>;
+pub(crate) type Delivery<V> = Box<dyn FnOnce(&mut V, &mut LiveSocket<V>)>;
 
 /// One source of messages for a view.
 trait Source<V> {
@@ -22,9 +24,10 @@ trait Source<V> {
     fn poll_next(&mut self, cx: &mut Context<'_>) -> Poll<Option<Delivery<V>>>;
 }
 
-/// A connected view's socket, as [`LiveView::connected`] sees it: what the view
-/// subscribes to and the timers it sets, each message delivered to its
-/// [`HandleInfo`] impl while the page is open (and dropped with the socket).
+/// A connected view's socket, as [`LiveView::connected`] and [`LiveView::handle`] see
+/// it: what the view subscribes to, the timers it sets and the work it starts
+/// ([`spawn`](LiveSocket::spawn)), each message delivered to its [`HandleInfo`] impl
+/// while the page is open (and dropped with the socket).
 ///
 /// ```
 /// use std::time::Duration;
@@ -61,7 +64,7 @@ trait Source<V> {
 ///         socket.every(Duration::from_secs(1), Tick);
 ///     }
 ///
-///     fn handle(&mut self, (): ()) {}
+///     fn handle(&mut self, (): (), _: &mut LiveSocket<Self>) {}
 ///
 ///     fn render(&self) -> Live<()> {
 ///         live_html! { p { (self.latest) } p { (self.ticks) " s" } }
@@ -69,13 +72,13 @@ trait Source<V> {
 /// }
 ///
 /// impl HandleInfo<Message> for News {
-///     fn handle_info(&mut self, message: Message) {
+///     fn handle_info(&mut self, message: Message, _: &mut LiveSocket<Self>) {
 ///         self.latest = message.payload().to_owned();
 ///     }
 /// }
 ///
 /// impl HandleInfo<Tick> for News {
-///     fn handle_info(&mut self, Tick: Tick) {
+///     fn handle_info(&mut self, Tick: Tick, _: &mut LiveSocket<Self>) {
 ///         self.ticks += 1;
 ///     }
 /// }
@@ -122,6 +125,73 @@ impl<V: LiveView> LiveSocket<V> {
         self.sources.push(Box::new(After { sleep: Box::pin(tokio::time::sleep(delay)), message: Some(message) }));
     }
 
+    /// Runs `work` (a query, a publish) beside the view while its page is open, and
+    /// delivers its result as a message, `M`: an event that needs to await starts it
+    /// from [`LiveView::handle`] and changes the state again when it comes back. The
+    /// socket goes on taking events and pushes meanwhile. A panic in `work` ends the
+    /// view's socket as a panic in the view does; work still running when the page
+    /// goes is dropped.
+    ///
+    /// ```
+    /// use kiln::live::{HandleInfo, Live, LiveSocket, LiveTest, LiveView};
+    /// use kiln::{Rejection, RequestContext, Route, live_html};
+    /// use serde::{Deserialize, Serialize};
+    ///
+    /// #[derive(Route)]
+    /// #[route("/lookup")]
+    /// struct LookupPage;
+    ///
+    /// #[derive(Serialize, Deserialize)]
+    /// enum Event {
+    ///     Look,
+    /// }
+    ///
+    /// /// What the lookup found.
+    /// struct Found(String);
+    ///
+    /// struct Lookup {
+    ///     answer: Option<String>,
+    /// }
+    ///
+    /// impl LiveView for Lookup {
+    ///     type AppState = ();
+    ///     type Route = LookupPage;
+    ///     type Event = Event;
+    ///
+    ///     async fn mount(_: LookupPage, _: RequestContext<'_, ()>) -> Result<Self, Rejection> {
+    ///         Ok(Lookup { answer: None })
+    ///     }
+    ///
+    ///     fn handle(&mut self, Event::Look: Event, socket: &mut LiveSocket<Self>) {
+    ///         // A database query in an app; the page stays responsive meanwhile.
+    ///         socket.spawn(async { Found("42".to_owned()) });
+    ///     }
+    ///
+    ///     fn render(&self) -> Live<Event> {
+    ///         live_html! { p { (self.answer.as_deref().unwrap_or("asking")) } }
+    ///     }
+    /// }
+    ///
+    /// impl HandleInfo<Found> for Lookup {
+    ///     fn handle_info(&mut self, Found(answer): Found, _: &mut LiveSocket<Self>) {
+    ///         self.answer = Some(answer);
+    ///     }
+    /// }
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// let mut test = LiveTest::new(Lookup { answer: None });
+    /// assert!(test.event(Event::Look).is_empty());
+    /// assert_eq!(test.push().await.to_json().unwrap(), r#"{"0":"42"}"#);
+    /// # });
+    /// ```
+    pub fn spawn<M>(&mut self, work: impl Future<Output = M> + 'static)
+    where
+        M: 'static,
+        V: HandleInfo<M>,
+    {
+        self.sources.push(Box::new(Task { work: Some(Box::pin(work)) }));
+    }
+
     /// The next delivery of any source; pending forever when there is none (the
     /// socket waits on the page then).
     pub(crate) fn poll_next(&mut self, cx: &mut Context<'_>) -> Poll<Delivery<V>> {
@@ -153,7 +223,9 @@ impl<V: HandleInfo<M>, M: From<Message> + 'static> Source<V> for Subscribed<M> {
             match Pin::new(&mut self.subscription).poll_next(cx) {
                 Poll::Ready(Some(Ok(message))) => {
                     let message = M::from(message);
-                    return Poll::Ready(Some(Box::new(move |view: &mut V| view.handle_info(message))));
+                    return Poll::Ready(Some(Box::new(move |view: &mut V, socket: &mut LiveSocket<V>| {
+                        view.handle_info(message, socket)
+                    })));
                 }
                 Poll::Ready(Some(Err(_lagged))) => continue,
                 Poll::Ready(None) => return Poll::Ready(None),
@@ -172,7 +244,8 @@ impl<V: HandleInfo<M>, M: Clone + 'static> Source<V> for Every<M> {
     fn poll_next(&mut self, cx: &mut Context<'_>) -> Poll<Option<Delivery<V>>> {
         self.interval.poll_tick(cx).map(|_| {
             let message = self.message.clone();
-            Some(Box::new(move |view: &mut V| view.handle_info(message)) as Delivery<V>)
+            Some(Box::new(move |view: &mut V, socket: &mut LiveSocket<V>| view.handle_info(message, socket))
+                as Delivery<V>)
         })
     }
 }
@@ -188,8 +261,28 @@ impl<V: HandleInfo<M>, M: 'static> Source<V> for After<M> {
             return Poll::Pending;
         }
         // Fired: the message once, then the source ends.
-        Poll::Ready(
-            self.message.take().map(|message| Box::new(move |view: &mut V| view.handle_info(message)) as Delivery<V>),
-        )
+        Poll::Ready(self.message.take().map(|message| {
+            Box::new(move |view: &mut V, socket: &mut LiveSocket<V>| view.handle_info(message, socket)) as Delivery<V>
+        }))
+    }
+}
+
+struct Task<M> {
+    work: Option<Pin<Box<dyn Future<Output = M>>>>,
+}
+
+impl<V: HandleInfo<M>, M: 'static> Source<V> for Task<M> {
+    fn poll_next(&mut self, cx: &mut Context<'_>) -> Poll<Option<Delivery<V>>> {
+        let Some(work) = self.work.as_mut() else { return Poll::Ready(None) };
+        let delivery: Delivery<V> = match catch_unwind(AssertUnwindSafe(|| work.as_mut().poll(cx))) {
+            Ok(Poll::Pending) => return Poll::Pending,
+            Ok(Poll::Ready(message)) => {
+                Box::new(move |view: &mut V, socket: &mut LiveSocket<V>| view.handle_info(message, socket))
+            }
+            // The panic goes on where the view's code runs, which ends the socket.
+            Err(panic) => Box::new(move |_: &mut V, _: &mut LiveSocket<V>| resume_unwind(panic)),
+        };
+        self.work = None;
+        Poll::Ready(Some(delivery))
     }
 }

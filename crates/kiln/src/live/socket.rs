@@ -16,7 +16,6 @@ use crate::live::diff::Diff;
 use crate::live::event::decode_event;
 use crate::live::limits::Limits;
 use crate::live::mounted::Mounted;
-use crate::live::push::LiveSocket;
 use crate::live::view::LiveView;
 use crate::ws::{CloseCode, Message, TrySendError, WebSocket, WsReceiver, WsSender};
 
@@ -47,13 +46,9 @@ pub(crate) async fn run<V: LiveView>(view: V, socket: WebSocket) {
     }
 }
 
-async fn serve<V: LiveView>(mut view: V, tx: &WsSender, rx: &mut WsReceiver) -> Result<(), Closing> {
+async fn serve<V: LiveView>(view: V, tx: &WsSender, rx: &mut WsReceiver) -> Result<(), Closing> {
     let limits = V::LIMITS;
-    let mut live = LiveSocket::new();
-    let (mut mounted, mount) = caught(|| {
-        view.connected(&mut live);
-        Mounted::new(view)
-    })?;
+    let (mut mounted, mount) = caught(|| Mounted::connect(view))?;
     if !send(tx, &mount).await {
         return Ok(());
     }
@@ -80,7 +75,7 @@ async fn serve<V: LiveView>(mut view: V, tx: &WsSender, rx: &mut WsReceiver) -> 
                     Message::Text(_) if !rate.take() => Refused::Throttled,
                     Message::Text(text) => match decode_event::<V::Event>(text.as_bytes()) {
                         Ok(event) => {
-                            caught(|| mounted.view_mut().handle(event))?;
+                            caught(|| mounted.handle(event))?;
                             dirty = true;
                             continue;
                         }
@@ -105,8 +100,8 @@ async fn serve<V: LiveView>(mut view: V, tx: &WsSender, rx: &mut WsReceiver) -> 
                     return Ok(());
                 }
             }
-            delivery = poll_fn(|cx| live.poll_next(cx)) => {
-                caught(|| delivery(mounted.view_mut()))?;
+            delivery = poll_fn(|cx| mounted.poll_push(cx)) => {
+                caught(|| mounted.deliver(delivery))?;
                 dirty = true;
             }
             written = tx.flush(), if dirty && backed_up => {

@@ -20,9 +20,21 @@ pub struct LiveTest<V: LiveView> {
 }
 
 impl<V: LiveView> LiveTest<V> {
-    /// Mounts the view (as built by its `mount`, or by the test).
+    /// Mounts the view (as built by its `mount`, or by the test), as the first HTTP
+    /// answer does: [`LiveView::connected`] does not run, so the view has no
+    /// subscriptions or timers, but the work its events start runs ([`push`](Self::push)).
     pub fn new(view: V) -> Self {
-        let (mounted, mount) = Mounted::new(view);
+        Self::mounted(Mounted::new(view))
+    }
+
+    /// Mounts the view as its socket does: [`LiveView::connected`] runs first, so its
+    /// subscriptions and timers deliver through [`push`](Self::push). Timers need a
+    /// Tokio runtime.
+    pub fn connect(view: V) -> Self {
+        Self::mounted(Mounted::connect(view))
+    }
+
+    fn mounted((mounted, mount): (Mounted<V>, Diff)) -> Self {
         let mut test = LiveTest { mounted, mount: mount.clone(), sent: Vec::new(), page: Replica::default() };
         test.apply(&mount);
         test
@@ -70,6 +82,16 @@ impl<V: LiveView> LiveTest<V> {
         V: HandleInfo<M>,
     {
         let diff = self.mounted.info(message);
+        self.deliver(&diff);
+        diff
+    }
+
+    /// Waits for the next message the server pushes to the view (the result of work an
+    /// event spawned, a bus message, a timer's tick), delivers it and gives the diff
+    /// sent. Pending forever while the view has nothing running: a test puts a
+    /// timeout around it.
+    pub async fn push(&mut self) -> Diff {
+        let diff = self.mounted.push().await;
         self.deliver(&diff);
         diff
     }

@@ -5,6 +5,7 @@ use std::future::Future;
 
 use serde::de::DeserializeOwned;
 
+use crate::csrf::Csrf;
 use crate::extract::RequestContext;
 use crate::live::Live;
 use crate::live::limits::Limits;
@@ -18,7 +19,7 @@ use crate::route::Route;
 /// its own type, and shown by [`render`](LiveView::render).
 ///
 /// ```
-/// use kiln::live::{Live, LiveTest, LiveView};
+/// use kiln::live::{Live, LiveSocket, LiveTest, LiveView};
 /// use kiln::{Rejection, RequestContext, Route, live_html};
 /// use serde::{Deserialize, Serialize};
 ///
@@ -45,7 +46,7 @@ use crate::route::Route;
 ///         Ok(Counter { count: 0 })
 ///     }
 ///
-///     fn handle(&mut self, event: Event) {
+///     fn handle(&mut self, event: Event, _: &mut LiveSocket<Self>) {
 ///         match event {
 ///             Event::Increment => self.count += 1,
 ///             Event::Reset => self.count = 0,
@@ -100,11 +101,23 @@ pub trait LiveView: Sized + 'static {
         let _ = socket;
     }
 
-    /// Changes the state for an event from the page.
-    fn handle(&mut self, event: Self::Event);
+    /// Changes the state for an event from the page. Work to await (a query, a
+    /// publish) is started on the `socket` ([`LiveSocket::spawn`]) and its result comes
+    /// back as a message ([`HandleInfo`]); the socket may also subscribe and set timers.
+    fn handle(&mut self, event: Self::Event, socket: &mut LiveSocket<Self>);
 
     /// The view's markup for the current state, written with [`kiln::live_html!`](crate::live_html).
     fn render(&self) -> Live<Self::Event>;
+
+    /// The visitor's [`Csrf`] as `mount` extracted it, for a view whose markup holds a
+    /// form that also posts without JavaScript (its token in a hidden field): the first
+    /// answer sets that token's cookie when it is new and ties the page's socket to it.
+    /// A visitor without the cookie is given a new token by each extraction, so a view
+    /// that renders one says which. `None` (the default): the first answer extracts its
+    /// own.
+    fn visitor(&self) -> Option<&Csrf> {
+        None
+    }
 
     /// The whole page of the first answer ([`App::live`](crate::App::live)) around `view`,
     /// the view rendered in its container: by default a bare document titled with the
@@ -124,6 +137,7 @@ pub trait LiveView: Sized + 'static {
 /// A message the server pushes to a live view (a bus message, a timer's tick), of type
 /// `M`: a view takes each kind of message it subscribes to.
 pub trait HandleInfo<M>: LiveView {
-    /// Changes the state for a message.
-    fn handle_info(&mut self, message: M);
+    /// Changes the state for a message; the `socket` starts work, subscribes and sets
+    /// timers as in [`handle`](LiveView::handle).
+    fn handle_info(&mut self, message: M, socket: &mut LiveSocket<Self>);
 }

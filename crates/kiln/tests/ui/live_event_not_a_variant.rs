@@ -30,7 +30,7 @@ impl LiveView for Counter {
         Ok(Counter { count: 0 })
     }
 
-    fn handle(&mut self, event: Event) {
+    fn handle(&mut self, event: Event, _: &mut kiln::live::LiveSocket<Self>) {
         match event {
             Event::Increment => self.count += 1,
         }

@@ -43,7 +43,7 @@ impl LiveView for Notes {
         Ok(Notes { notes: Vec::new() })
     }
 
-    fn handle(&mut self, event: Event) {
+    fn handle(&mut self, event: Event, _: &mut kiln::live::LiveSocket<Self>) {
         match event {
             Event::Clear => self.notes.clear(),
             Event::Save(note) => self.notes.push(note.text),
