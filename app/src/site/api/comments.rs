@@ -11,7 +11,7 @@ use kiln::{BearerToken, ClientAddr, CsrfGuard, Json, Key, State, StatusCode};
 use super::super::comments::MAX_LINKS;
 use super::super::comments::links;
 use super::super::page_view::{MAX_AUTHOR, MAX_COMMENT};
-use super::super::{live, model};
+use super::super::{events, model};
 use super::routes::{ApiComments, ApiPostComment, ApiPostCommentCsrf, ApiToken};
 use super::types::{Comment, NamedComment, NewComment, Token, TokenRequest, is_text};
 use crate::state::Worker;
@@ -97,7 +97,7 @@ async fn store(
         model::Comment { id: 0, author: author.trim().to_owned(), body: body.trim().to_owned(), created: model::now() };
     let id = model::add_comment(&worker.db, page.id, &comment.author, &comment.body, comment.created).await?;
     let comment = model::Comment { id, ..comment };
-    live::publish(&worker.site.bus, slug, &comment).await;
+    events::publish(&worker.site.bus, slug, &comment).await;
     Ok(Json(comment.into()))
 }
 
