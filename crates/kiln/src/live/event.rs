@@ -7,7 +7,7 @@ use std::fmt;
 
 use serde::de::value::{Error as ValueError, StrDeserializer};
 use serde::de::{self, DeserializeOwned, DeserializeSeed, EnumAccess, IntoDeserializer, VariantAccess, Visitor};
-use serde::{Deserialize, Deserializer};
+use serde::Deserializer;
 
 /// An event the page sent that the view cannot take: not JSON, not of the view's
 /// event type, or a form whose fields do not fit the variant's payload.
@@ -29,18 +29,34 @@ impl fmt::Display for EventError {
 
 impl std::error::Error for EventError {}
 
-/// An event as the page sends it (see the wire format in [`crate::live`]).
-#[derive(Deserialize)]
+/// An event as the page sends it (see the wire format in [`crate::live`]). Read by
+/// hand rather than derived: kiln builds without serde's derive (a first build's cost).
 struct Wire {
     event: serde_json::Value,
     form: Option<String>,
+}
+
+impl Wire {
+    fn parse(message: &[u8]) -> Result<Wire, EventError> {
+        let value: serde_json::Value = serde_json::from_slice(message).map_err(|e| EventError(e.to_string()))?;
+        let serde_json::Value::Object(mut fields) = value else {
+            return Err(EventError("an event is a JSON object".into()));
+        };
+        let event = fields.remove("event").ok_or_else(|| EventError("missing field `event`".into()))?;
+        let form = match fields.remove("form") {
+            None | Some(serde_json::Value::Null) => None,
+            Some(serde_json::Value::String(form)) => Some(form),
+            Some(_) => return Err(EventError("`form` is a string of urlencoded fields".into())),
+        };
+        Ok(Wire { event, form })
+    }
 }
 
 /// Decodes a message from the page into the view's event type `E`: `{"event": value}`
 /// for a value the markup rendered, `{"event": "Variant", "form": "a=1&b=2"}` for a
 /// form's fields sent to the variant that takes them.
 pub fn decode_event<E: DeserializeOwned>(message: &[u8]) -> Result<E, EventError> {
-    let wire: Wire = serde_json::from_slice(message).map_err(|e| EventError(e.to_string()))?;
+    let wire = Wire::parse(message)?;
     match wire.form {
         None => serde_json::from_value(wire.event).map_err(|e| EventError(e.to_string())),
         Some(form) => {
