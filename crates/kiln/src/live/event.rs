@@ -5,9 +5,9 @@
 
 use std::fmt;
 
+use serde::Deserializer;
 use serde::de::value::{Error as ValueError, StrDeserializer};
 use serde::de::{self, DeserializeOwned, DeserializeSeed, EnumAccess, IntoDeserializer, VariantAccess, Visitor};
-use serde::Deserializer;
 
 /// An event the page sent that the view cannot take: not JSON, not of the view's
 /// event type, or a form whose fields do not fit the variant's payload.
