@@ -407,7 +407,7 @@ impl<S: 'static> App<S> {
         }
         let (mut routes, mut fallback) = (self.routes, self.fallback);
         if let Some(problems) = &self.config.problems {
-            for route in &mut routes {
+            for route in routes.iter_mut().filter(|route| problems.may_cover(&route.pattern)) {
                 route.handler = crate::problem::scope(problems, route.handler.clone());
             }
             fallback = fallback.map(|handler| crate::problem::scope(problems, handler));

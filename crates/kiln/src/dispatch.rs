@@ -118,7 +118,7 @@ impl<S: 'static> Routed<S> {
         if !config.layers.rate_limits.is_empty() {
             let keying = Keying { trusted_proxies: &config.trusted_proxies, secret: config.key.as_ref() };
             let route = found.as_ref().map(|(_, endpoint, _)| &*endpoint.pattern);
-            if let Err(refused) = config.layers.rate_limit(&req, route, &keying) {
+            if let Err(refused) = config.layers.rate_limit(&req, path, route, &keying) {
                 config.reject_at(path, &refused.into(), res);
                 return (found.map(|(index, ..)| index), Dispatch::Done);
             }

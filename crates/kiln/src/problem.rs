@@ -40,6 +40,14 @@ impl Problems {
         }
     }
 
+    /// Whether some path that the route template `pattern` matches may be covered: if
+    /// not, its handler is left unwrapped, and a page such as `/pong` in an app with
+    /// problem details under `/api` pays nothing per request (the scope reads the path).
+    pub(crate) fn may_cover(&self, pattern: &str) -> bool {
+        let literal = pattern.split('{').next().unwrap_or("");
+        self.prefixes.iter().any(|prefix| literal.starts_with(&**prefix) || prefix.starts_with(literal))
+    }
+
     /// Whether a request for `path` gets problem details.
     pub(crate) fn covers(&self, path: &str) -> bool {
         self.prefixes.iter().any(|prefix| match path.strip_prefix(&**prefix) {
@@ -168,6 +176,24 @@ impl Future for InScope<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Regression (this session's instruction count): every handler of an app with a
+    /// problem prefix was wrapped, so `/pong` read its path once more per request.
+    #[test]
+    fn a_route_that_no_covered_path_matches_is_not_wrapped() {
+        let mut problems = Problems::default();
+        problems.add("/api");
+        assert!(!problems.may_cover("/pong"));
+        assert!(!problems.may_cover("/pages/{slug}"));
+        assert!(problems.may_cover("/api/pages/{slug}"));
+        assert!(problems.may_cover("/api"));
+        // A template that may match a covered path stays wrapped; the path decides.
+        assert!(problems.may_cover("/{page}"));
+        assert!(problems.may_cover("/apiary"));
+        let mut everything = Problems::default();
+        everything.add("/");
+        assert!(everything.may_cover("/pong"));
+    }
 
     #[test]
     fn a_prefix_covers_its_own_segments_only() {

@@ -54,13 +54,15 @@ impl Layers {
 
     /// After routing, before the handler: the first rate limit that covers the
     /// request and finds its client's budget spent. `route` is the pattern matched.
+    /// Every rate limit that covers the request, `path` being its path as dispatch read it.
     pub(crate) fn rate_limit(
         &self,
         req: &Request<'_>,
+        path: &str,
         route: Option<&str>,
         keying: &Keying<'_>,
     ) -> Result<(), TooManyRequests> {
-        self.rate_limits.iter().try_for_each(|limit| limit.limit(req, route, keying))
+        self.rate_limits.iter().try_for_each(|limit| limit.limit(req, path, route, keying))
     }
 
     fn cors_for(&self, path: &str) -> Option<&Cors> {

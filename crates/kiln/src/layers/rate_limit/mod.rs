@@ -48,10 +48,11 @@ impl RateLimit {
     pub(crate) fn limit(
         &self,
         req: &Request<'_>,
+        path: &str,
         route: Option<&str>,
         keying: &Keying<'_>,
     ) -> Result<(), TooManyRequests> {
-        if !self.covers(req, route) {
+        if !self.covers(req, path, route) {
             return Ok(());
         }
         match self.key.hash(req, &self.table, keying) {
@@ -65,10 +66,12 @@ impl RateLimit {
         self.key.needs_secret()
     }
 
-    fn covers(&self, req: &Request<'_>, route: Option<&str>) -> bool {
+    /// Whether the limit applies. `path` is the one dispatch already read: reading it
+    /// again from the request is a UTF-8 check of the target per request.
+    fn covers(&self, req: &Request<'_>, path: &str, route: Option<&str>) -> bool {
         let method = req.method();
         let method_is = |m: &kiln_http::Method| m == method || (m == "GET" && method == "HEAD");
-        req.path().starts_with(&*self.prefix)
+        path.starts_with(&*self.prefix)
             && (self.methods.is_empty() || self.methods.iter().any(|m| m == method))
             && (self.routes.is_empty() || self.routes.iter().any(|(p, m)| route == Some(*p) && method_is(m)))
     }
