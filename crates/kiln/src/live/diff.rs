@@ -81,7 +81,7 @@ fn same_statics(a: &Statics, b: &Statics) -> bool {
 }
 
 /// Writes renderings and diffs, adding the statics a client lacks.
-pub(crate) struct Writer<'a> {
+struct Writer<'a> {
     sent: &'a mut HashSet<u64>,
 }
 
@@ -104,7 +104,7 @@ impl Writer<'_> {
         Value::Object(json)
     }
 
-    pub(crate) fn slots(&mut self, slots: &[Slot]) -> Value {
+    fn slots(&mut self, slots: &[Slot]) -> Value {
         slots.iter().map(|slot| self.slot(slot)).collect()
     }
 
@@ -131,7 +131,7 @@ impl Writer<'_> {
         self.slots_diff(old.slots(), new.slots())
     }
 
-    pub(crate) fn slots_diff(&mut self, old: &[Slot], new: &[Slot]) -> Option<Map<String, Value>> {
+    fn slots_diff(&mut self, old: &[Slot], new: &[Slot]) -> Option<Map<String, Value>> {
         let mut json = Map::new();
         for (i, (old, new)) in old.iter().zip(new).enumerate() {
             if let Some(diff) = self.slot_diff(old, new) {
@@ -169,6 +169,16 @@ impl Writer<'_> {
         let mut json = Map::new();
         json.insert("d".into(), Value::Array(items));
         Some(Value::Object(json))
+    }
+}
+
+impl list::SlotWriter for Writer<'_> {
+    fn slots(&mut self, slots: &[Slot]) -> Value {
+        Writer::slots(self, slots)
+    }
+
+    fn slots_diff(&mut self, old: &[Slot], new: &[Slot]) -> Option<Map<String, Value>> {
+        Writer::slots_diff(self, old, new)
     }
 }
 

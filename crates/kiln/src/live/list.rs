@@ -5,14 +5,22 @@
 
 use std::collections::{HashMap, HashSet};
 
-use kiln_html::Item;
+use kiln_html::{Item, Slot};
 use serde_json::{Map, Value};
 
-use crate::live::diff::Writer;
+/// What a keyed list's difference asks of the writer of the whole diff: an item's
+/// slots as the page gets them, and the changed ones of an item kept. A trait here, so
+/// that the list does not reach back into the writer that calls it.
+pub(crate) trait SlotWriter {
+    /// Every slot of an inserted item.
+    fn slots(&mut self, slots: &[Slot]) -> Value;
+    /// The slots of a kept item that changed, `None` when none did.
+    fn slots_diff(&mut self, old: &[Slot], new: &[Slot]) -> Option<Map<String, Value>>;
+}
 
 /// `{"r": [removed keys], "o": [inserts and moves], "u": {key: slot diff}}`, each
 /// left out when empty; `None` when a key repeats, which only a whole list can say.
-pub(crate) fn keyed_diff(writer: &mut Writer<'_>, old: &[Item], new: &[Item]) -> Option<Map<String, Value>> {
+pub(crate) fn keyed_diff(writer: &mut impl SlotWriter, old: &[Item], new: &[Item]) -> Option<Map<String, Value>> {
     let old_at = positions(old)?;
     let new_keys = positions(new)?;
     let removed: Vec<Value> =

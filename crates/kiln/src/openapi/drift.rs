@@ -1,48 +1,17 @@
 //! The drift check: an app's document against a committed copy, each difference
 //! classified as breaking (an old client or caller may fail) or additive.
 
-use std::fmt;
 use std::path::Path;
 
 use serde_json::{Map, Value};
 
+use super::change::{Change, ChangeKind};
 use super::document::Document;
 use super::schema_diff::{Direction, SchemaDiff};
 
 /// The environment variable that makes [`assert_matches`] rewrite the committed copy
 /// instead of comparing with it.
 pub const UPDATE_ENV: &str = "KILN_OPENAPI_UPDATE";
-
-/// Whether a change can break a client written against the old document.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub enum ChangeKind {
-    /// An operation or field removed, a type changed or narrowed, a new required input,
-    /// a response that may now lack a field.
-    Breaking,
-    /// A new operation, an optional input, a field more in a response.
-    Additive,
-}
-
-/// One difference between two documents.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Change {
-    /// Breaking or additive.
-    pub kind: ChangeKind,
-    /// Where: `POST /api/pages request body application/json: .meta.author`.
-    pub at: String,
-    /// What changed: `type changed from boolean to string`.
-    pub what: String,
-}
-
-impl fmt::Display for Change {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let kind = match self.kind {
-            ChangeKind::Breaking => "breaking",
-            ChangeKind::Additive => "additive",
-        };
-        write!(f, "{kind}: {}: {}", self.at, self.what)
-    }
-}
 
 /// Every difference between the `old` document and the `new` one, breaking ones first.
 ///

@@ -27,6 +27,7 @@
 //! called when the document is built; a served document is built once, with the app. The design, and why it is `.api` rather than a
 //! bound on `.route`, is `docs/openapi.md`.
 
+mod change;
 mod client;
 mod describe;
 mod document;
@@ -44,9 +45,10 @@ mod serve;
 pub(crate) use describe::Describer;
 pub(crate) use serve::{Served, install_served};
 
+pub use change::{Change, ChangeKind};
 pub use describe::{Describe, DescribeResponse, DescribedHandler};
 pub use document::{Document, OPENAPI_VERSION, Undescribed};
-pub use drift::{Change, ChangeKind, UPDATE_ENV, assert_matches, compare};
+pub use drift::{UPDATE_ENV, assert_matches, compare};
 pub use operation::{Operation, ParamIn, Security};
 pub use responses::DescribePart;
 pub use schemars::JsonSchema;

@@ -5,7 +5,7 @@ use std::collections::HashSet;
 
 use serde_json::{Map, Value};
 
-use super::drift::{Change, ChangeKind};
+use super::change::{Change, ChangeKind};
 
 /// Which way the schema's data flows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
