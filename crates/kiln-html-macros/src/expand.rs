@@ -31,7 +31,7 @@ pub(crate) struct Expander {
     pub(crate) buf: Ident,
     pub(crate) errors: Vec<syn::Error>,
     /// `live_html!`: conditionals and loops become nested slots (`live.rs`).
-    pub(crate) live: Option<crate::live::Mode>,
+    pub(crate) live: Option<crate::mode::Mode>,
 }
 
 impl Expander {

@@ -9,6 +9,7 @@ mod attrs;
 mod category;
 mod expand;
 mod live;
+mod mode;
 mod model;
 mod out;
 mod parse;

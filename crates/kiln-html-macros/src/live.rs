@@ -16,16 +16,8 @@ use syn::{Expr, Pat, bracketed};
 use crate::ast::{self, Arm, Else, If, Node};
 use crate::category::{self, Category};
 use crate::expand::{Ctx, Expander};
+use crate::mode::Mode;
 use crate::out::{Out, Piece};
-
-/// What a live expansion needs beyond `html!`'s.
-pub(crate) struct Mode {
-    /// The variable that ties every event to the view's event type (kiln's runtime),
-    /// or `None` where events are not available (kiln-html alone).
-    events: Option<Ident>,
-    /// The variable each slot list is built in.
-    slots: Ident,
-}
 
 /// Events sent with their value, which the markup gives (`on:click=(Event::Open(id))`).
 const VALUE_EVENTS: &[&str] = &["click", "keydown", "keyup", "focus", "blur"];
