@@ -408,9 +408,9 @@ impl<S: 'static> App<S> {
         let (mut routes, mut fallback) = (self.routes, self.fallback);
         if let Some(problems) = &self.config.problems {
             for route in routes.iter_mut().filter(|route| problems.may_cover(&route.pattern)) {
-                route.handler = crate::problem::scope(problems, route.handler.clone());
+                route.handler = crate::problem_scope::scope(problems, route.handler.clone());
             }
-            fallback = fallback.map(|handler| crate::problem::scope(problems, handler));
+            fallback = fallback.map(|handler| crate::problem_scope::scope(problems, handler));
         }
         let router = Router::build(routes, fallback)?;
         let log = self.log.map(|log| log.trusted_proxies(self.config.trusted_proxies.clone()));

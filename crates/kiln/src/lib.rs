@@ -145,6 +145,7 @@ pub mod multipart;
 #[cfg(feature = "openapi")]
 pub mod openapi;
 mod problem;
+mod problem_scope;
 pub mod realtime;
 pub mod rejection;
 mod response;

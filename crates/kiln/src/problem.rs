@@ -3,21 +3,15 @@
 //!
 //! The choice is made where a rejection is rendered. Routing's own refusals (404, 405,
 //! 429) know their path. A handler's (its extractors', and a [`Rejection`] it returns)
-//! render inside a scope that [`Scoped`] opens around each handler of an app that
+//! render inside a scope that `problem_scope.rs` opens around each handler of an app that
 //! asked, on the paths it asked for. An app that asks for none keeps its handlers
 //! unwrapped and pays nothing per request.
 
 use std::cell::RefCell;
-use std::future::Future;
-use std::pin::Pin;
-use std::sync::Arc;
-use std::task::{Context, Poll};
 
 use kiln_http::Response;
 use serde_json::{Value, json};
 
-use crate::extract::RequestContext;
-use crate::handler::{Dispatch, ErasedHandler};
 use crate::rejection::Rejection;
 
 /// The media type of a problem details object (RFC 9457 §3).
@@ -114,7 +108,7 @@ pub(crate) fn render(rejection: &Rejection, instance: Option<&str>, res: &mut Re
 }
 
 /// Opens a problem scope while `f` runs, for the request for `path`.
-fn scoped<R>(path: &str, f: impl FnOnce() -> R) -> R {
+pub(crate) fn scoped<R>(path: &str, f: impl FnOnce() -> R) -> R {
     /// Restores the scope around, even if `f` unwinds.
     struct Restore(Option<String>);
 
@@ -127,50 +121,6 @@ fn scoped<R>(path: &str, f: impl FnOnce() -> R) -> R {
 
     let _restore = Restore(SCOPE.with_borrow_mut(|scope| scope.replace(path.to_owned())));
     f()
-}
-
-/// Wraps a handler in a [`Scoped`], at build time: an app without problem prefixes
-/// keeps its handlers as they are.
-pub(crate) fn scope<S: 'static>(
-    problems: &Arc<Problems>,
-    inner: Arc<dyn ErasedHandler<S>>,
-) -> Arc<dyn ErasedHandler<S>> {
-    Arc::new(Scoped { inner, problems: problems.clone() })
-}
-
-/// A handler of an app with problem prefixes: runs its inner handler inside a problem
-/// scope when the request's path is covered.
-struct Scoped<S> {
-    inner: Arc<dyn ErasedHandler<S>>,
-    problems: Arc<Problems>,
-}
-
-impl<S> ErasedHandler<S> for Scoped<S> {
-    fn start<'a>(&'a self, cx: &RequestContext<'a, S>, res: &'a mut Response) -> Dispatch<'a> {
-        let path = cx.request().path();
-        if !self.problems.covers(path) {
-            return self.inner.start(cx, res);
-        }
-        match scoped(path, || self.inner.start(cx, res)) {
-            Dispatch::Done => Dispatch::Done,
-            Dispatch::Running(answer) => Dispatch::Running(Box::pin(InScope { path, answer })),
-        }
-    }
-}
-
-/// A handler's answer, polled inside its problem scope.
-struct InScope<'a> {
-    path: &'a str,
-    answer: Pin<Box<dyn Future<Output = ()> + 'a>>,
-}
-
-impl Future for InScope<'_> {
-    type Output = ();
-
-    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
-        let this = &mut *self;
-        scoped(this.path, || this.answer.as_mut().poll(cx))
-    }
 }
 
 #[cfg(test)]
