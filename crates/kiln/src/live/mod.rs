@@ -113,9 +113,8 @@ pub use kiln_html::{Item, List, Live, Part, Slot, Statics};
 pub use limits::{EVENT_BURST, EVENTS_PER_SECOND, Limits, MAX_ERRORS, MAX_EVENT_BYTES, MAX_UNSENT_BYTES, TOKEN_TTL};
 pub use mounted::Mounted;
 pub(crate) use page::{MountArgs, page};
-pub use push::LiveSocket;
 pub use testing::LiveTest;
-pub use view::{HandleInfo, LiveView};
+pub use view::{HandleInfo, LiveSocket, LiveView};
 
 /// The markup of a live view: [`html!`](crate::html)'s syntax and checks, rendered into
 /// a [`Live`] whose statics and slots kiln diffs; `on:event=(..)` names the view's

@@ -4,8 +4,7 @@ use std::task::{Context, Poll};
 
 use crate::live::diff::{Diff, Tracker};
 use crate::live::event::{EventError, decode_event};
-use crate::live::push::{Delivery, LiveSocket};
-use crate::live::view::{HandleInfo, LiveView};
+use crate::live::view::{Delivery, HandleInfo, LiveSocket, LiveView};
 
 /// A live view as it runs for one page: each event or message changes its state, and
 /// gives the [`Diff`] to send (empty when the page already shows the new state).

@@ -1,6 +1,7 @@
 //! What the server pushes to a connected view: bus messages, timers and the results of
 //! work the view started, each delivered through [`HandleInfo`], set up in
-//! [`LiveView::connected`] or [`LiveView::handle`].
+//! [`LiveView::connected`] or [`LiveView::handle`] with the [`LiveSocket`] methods here
+//! (the socket itself is in `view.rs`, beside the traits that take it).
 
 use std::future::Future;
 use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
@@ -11,87 +12,10 @@ use std::time::Duration;
 use futures_core::Stream;
 use tokio::time::{Interval, MissedTickBehavior, Sleep};
 
-use crate::live::view::{HandleInfo, LiveView};
+use crate::live::view::{Delivery, HandleInfo, LiveSocket, LiveView, Source};
 use crate::realtime::{Message, Subscription};
 
-/// A change a source hands to the view, applied by the socket (a panic in it ends the
-/// view's socket, not the worker).
-pub(crate) type Delivery<V> = Box<dyn FnOnce(&mut V, &mut LiveSocket<V>)>;
-
-/// One source of messages for a view.
-trait Source<V> {
-    /// The next delivery, `Ready(None)` once the source has ended.
-    fn poll_next(&mut self, cx: &mut Context<'_>) -> Poll<Option<Delivery<V>>>;
-}
-
-/// A connected view's socket, as [`LiveView::connected`] and [`LiveView::handle`] see
-/// it: what the view subscribes to, the timers it sets and the work it starts
-/// ([`spawn`](LiveSocket::spawn)), each message delivered to its [`HandleInfo`] impl
-/// while the page is open (and dropped with the socket).
-///
-/// ```
-/// use std::time::Duration;
-///
-/// use kiln::live::{HandleInfo, Live, LiveSocket, LiveView};
-/// use kiln::realtime::{LocalBus, Message};
-/// use kiln::{Rejection, RequestContext, Route, State, live_html};
-///
-/// #[derive(Route)]
-/// #[route("/news")]
-/// struct NewsPage;
-///
-/// struct News {
-///     bus: LocalBus,
-///     latest: String,
-///     ticks: u32,
-/// }
-///
-/// #[derive(Clone)]
-/// struct Tick;
-///
-/// impl LiveView for News {
-///     type AppState = LocalBus;
-///     type Route = NewsPage;
-///     type Event = ();
-///
-///     async fn mount(_: NewsPage, cx: RequestContext<'_, LocalBus>) -> Result<Self, Rejection> {
-///         let bus = LocalBus::clone(cx.state());
-///         Ok(News { bus, latest: String::new(), ticks: 0 })
-///     }
-///
-///     fn connected(&mut self, socket: &mut LiveSocket<Self>) {
-///         socket.subscribe::<Message>(self.bus.subscribe("news"));
-///         socket.every(Duration::from_secs(1), Tick);
-///     }
-///
-///     fn handle(&mut self, (): (), _: &mut LiveSocket<Self>) {}
-///
-///     fn render(&self) -> Live<()> {
-///         live_html! { p { (self.latest) } p { (self.ticks) " s" } }
-///     }
-/// }
-///
-/// impl HandleInfo<Message> for News {
-///     fn handle_info(&mut self, message: Message, _: &mut LiveSocket<Self>) {
-///         self.latest = message.payload().to_owned();
-///     }
-/// }
-///
-/// impl HandleInfo<Tick> for News {
-///     fn handle_info(&mut self, Tick: Tick, _: &mut LiveSocket<Self>) {
-///         self.ticks += 1;
-///     }
-/// }
-/// ```
-pub struct LiveSocket<V> {
-    sources: Vec<Box<dyn Source<V>>>,
-}
-
 impl<V: LiveView> LiveSocket<V> {
-    pub(crate) fn new() -> Self {
-        LiveSocket { sources: Vec::new() }
-    }
-
     /// Delivers each message of `subscription` as an `M` (a bus [`Message`] itself, or
     /// a type of the app's made from one). Messages the subscription lagged behind
     /// are skipped: the view is as current as the next message makes it.
@@ -100,7 +24,7 @@ impl<V: LiveView> LiveSocket<V> {
         M: From<Message> + 'static,
         V: HandleInfo<M>,
     {
-        self.sources.push(Box::new(Subscribed::<M> { subscription, into: std::marker::PhantomData }));
+        self.add(Box::new(Subscribed::<M> { subscription, into: std::marker::PhantomData }));
     }
 
     /// Delivers `message` every `period`, the first after one period. A tick missed
@@ -113,7 +37,7 @@ impl<V: LiveView> LiveSocket<V> {
         let start = tokio::time::Instant::now() + period;
         let mut interval = tokio::time::interval_at(start, period);
         interval.set_missed_tick_behavior(MissedTickBehavior::Delay);
-        self.sources.push(Box::new(Every { interval, message }));
+        self.add(Box::new(Every { interval, message }));
     }
 
     /// Delivers `message` once, after `delay`.
@@ -122,7 +46,7 @@ impl<V: LiveView> LiveSocket<V> {
         M: 'static,
         V: HandleInfo<M>,
     {
-        self.sources.push(Box::new(After { sleep: Box::pin(tokio::time::sleep(delay)), message: Some(message) }));
+        self.add(Box::new(After { sleep: Box::pin(tokio::time::sleep(delay)), message: Some(message) }));
     }
 
     /// Runs `work` (a query, a publish) beside the view while its page is open, and
@@ -189,26 +113,7 @@ impl<V: LiveView> LiveSocket<V> {
         M: 'static,
         V: HandleInfo<M>,
     {
-        self.sources.push(Box::new(Task { work: Some(Box::pin(work)) }));
-    }
-
-    /// The next delivery of any source; pending forever when there is none (the
-    /// socket waits on the page then).
-    pub(crate) fn poll_next(&mut self, cx: &mut Context<'_>) -> Poll<Delivery<V>> {
-        let mut i = 0;
-        while i < self.sources.len() {
-            match self.sources[i].poll_next(cx) {
-                Poll::Ready(Some(delivery)) => {
-                    // The next poll starts after this source, so that one busy
-                    // source does not starve the others.
-                    self.sources.rotate_left(i + 1);
-                    return Poll::Ready(delivery);
-                }
-                Poll::Ready(None) => drop(self.sources.swap_remove(i)),
-                Poll::Pending => i += 1,
-            }
-        }
-        Poll::Pending
+        self.add(Box::new(Task { work: Some(Box::pin(work)) }));
     }
 }
 

@@ -2,6 +2,7 @@
 //! typed events its markup names and by messages the server pushes.
 
 use std::future::Future;
+use std::task::{Context, Poll};
 
 use serde::de::DeserializeOwned;
 
@@ -9,7 +10,6 @@ use crate::csrf::Csrf;
 use crate::extract::RequestContext;
 use crate::live::Live;
 use crate::live::limits::Limits;
-use crate::live::push::LiveSocket;
 use crate::markup::{Document, Flow, Fragment};
 use crate::rejection::Rejection;
 use crate::route::Route;
@@ -140,4 +140,107 @@ pub trait HandleInfo<M>: LiveView {
     /// Changes the state for a message; the `socket` starts work, subscribes and sets
     /// timers as in [`handle`](LiveView::handle).
     fn handle_info(&mut self, message: M, socket: &mut LiveSocket<Self>);
+}
+
+/// A change a source hands to the view, applied by the socket (a panic in it ends the
+/// view's socket, not the worker).
+pub(crate) type Delivery<V> = Box<dyn FnOnce(&mut V, &mut LiveSocket<V>)>;
+
+/// One source of messages for a view.
+pub(crate) trait Source<V> {
+    /// The next delivery, `Ready(None)` once the source has ended.
+    fn poll_next(&mut self, cx: &mut Context<'_>) -> Poll<Option<Delivery<V>>>;
+}
+
+/// A connected view's socket, as [`LiveView::connected`] and [`LiveView::handle`] see
+/// it: what the view subscribes to, the timers it sets and the work it starts
+/// ([`spawn`](LiveSocket::spawn)), each message delivered to its [`HandleInfo`] impl
+/// while the page is open (and dropped with the socket).
+///
+/// ```
+/// use std::time::Duration;
+///
+/// use kiln::live::{HandleInfo, Live, LiveSocket, LiveView};
+/// use kiln::realtime::{LocalBus, Message};
+/// use kiln::{Rejection, RequestContext, Route, State, live_html};
+///
+/// #[derive(Route)]
+/// #[route("/news")]
+/// struct NewsPage;
+///
+/// struct News {
+///     bus: LocalBus,
+///     latest: String,
+///     ticks: u32,
+/// }
+///
+/// #[derive(Clone)]
+/// struct Tick;
+///
+/// impl LiveView for News {
+///     type AppState = LocalBus;
+///     type Route = NewsPage;
+///     type Event = ();
+///
+///     async fn mount(_: NewsPage, cx: RequestContext<'_, LocalBus>) -> Result<Self, Rejection> {
+///         let bus = LocalBus::clone(cx.state());
+///         Ok(News { bus, latest: String::new(), ticks: 0 })
+///     }
+///
+///     fn connected(&mut self, socket: &mut LiveSocket<Self>) {
+///         socket.subscribe::<Message>(self.bus.subscribe("news"));
+///         socket.every(Duration::from_secs(1), Tick);
+///     }
+///
+///     fn handle(&mut self, (): (), _: &mut LiveSocket<Self>) {}
+///
+///     fn render(&self) -> Live<()> {
+///         live_html! { p { (self.latest) } p { (self.ticks) " s" } }
+///     }
+/// }
+///
+/// impl HandleInfo<Message> for News {
+///     fn handle_info(&mut self, message: Message, _: &mut LiveSocket<Self>) {
+///         self.latest = message.payload().to_owned();
+///     }
+/// }
+///
+/// impl HandleInfo<Tick> for News {
+///     fn handle_info(&mut self, Tick: Tick, _: &mut LiveSocket<Self>) {
+///         self.ticks += 1;
+///     }
+/// }
+/// ```
+pub struct LiveSocket<V> {
+    sources: Vec<Box<dyn Source<V>>>,
+}
+
+impl<V> LiveSocket<V> {
+    pub(crate) fn new() -> Self {
+        LiveSocket { sources: Vec::new() }
+    }
+
+    /// Adds a source of messages (`push.rs` makes them).
+    pub(crate) fn add(&mut self, source: Box<dyn Source<V>>) {
+        self.sources.push(source);
+    }
+
+    /// The next delivery of any source; pending forever when there is none (the
+    /// socket waits on the page then).
+    pub(crate) fn poll_next(&mut self, cx: &mut Context<'_>) -> Poll<Delivery<V>> {
+        let mut i = 0;
+        while i < self.sources.len() {
+            match self.sources[i].poll_next(cx) {
+                Poll::Ready(Some(delivery)) => {
+                    // The next poll starts after this source, so that one busy
+                    // source does not starve the others.
+                    self.sources.rotate_left(i + 1);
+                    return Poll::Ready(delivery);
+                }
+                Poll::Ready(None) => drop(self.sources.swap_remove(i)),
+                Poll::Pending => i += 1,
+            }
+        }
+        Poll::Pending
+    }
 }
