@@ -1,11 +1,12 @@
 //! The state every page's stream shares: the count, the table's rows and the chat room, each
 //! behind a lock and each with a tokio broadcast channel that the streams subscribe to (as the
 //! SDK's README says for long-lived streams). A trigger changes the state under its lock and
-//! publishes the change; a stream that fell behind the channel (`Lagged`) renders the whole
-//! state again instead of the changes it missed.
+//! publishes the change under it too; a stream subscribes and reads the state under that lock,
+//! so it misses no change and gets none older than what it rendered, and one that fell behind
+//! the channel (`Lagged`) does so again and renders the whole state instead of the changes it
+//! missed.
 
 use std::collections::VecDeque;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use tokio::sync::broadcast;
@@ -35,7 +36,7 @@ pub struct Line {
 
 /// Everything the three pages share: axum's state for every handler.
 pub struct Shared {
-    count: AtomicU64,
+    count: Mutex<u64>,
     counts: broadcast::Sender<u64>,
     table: Mutex<Table>,
     scores: broadcast::Sender<Arc<Row>>,
@@ -60,7 +61,7 @@ impl Shared {
             .map(|id| Row { id, name: format!("player-{id}"), score: u64::from(id), team: format!("team-{}", id % 7) })
             .collect();
         Arc::new(Shared {
-            count: AtomicU64::new(0),
+            count: Mutex::new(0),
             counts: broadcast::channel(BACKLOG).0,
             table: Mutex::new(Table { rows, changes: 0 }),
             scores: broadcast::channel(BACKLOG).0,
@@ -71,19 +72,22 @@ impl Shared {
 
     /// The shared count now.
     pub fn count(&self) -> u64 {
-        self.count.load(Ordering::Acquire)
+        *self.count.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     /// Adds one to the count and publishes the new count; returns it.
     pub fn bump(&self) -> u64 {
-        let now = self.count.fetch_add(1, Ordering::AcqRel) + 1;
-        let _ = self.counts.send(now);
-        now
+        let mut count = self.count.lock().unwrap_or_else(|e| e.into_inner());
+        *count += 1;
+        let _ = self.counts.send(*count);
+        *count
     }
 
-    /// A receiver of every new count.
-    pub fn counts(&self) -> broadcast::Receiver<u64> {
-        self.counts.subscribe()
+    /// The count now and a receiver of every later one. Taken under the lock the changes are
+    /// published under, so the receiver holds no change older than the count.
+    pub fn counts(&self) -> (broadcast::Receiver<u64>, u64) {
+        let count = self.count.lock().unwrap_or_else(|e| e.into_inner());
+        (self.counts.subscribe(), *count)
     }
 
     /// A copy of the rows now, by id.
@@ -100,14 +104,16 @@ impl Shared {
         let row = &mut table.rows[index];
         row.score += 1;
         let change = Arc::new(row.clone());
-        // Published under the lock, so that every stream sees the changes in the table's order.
+        // Published under the lock: in the table's order, and never older than a `scores` snapshot.
         let _ = self.scores.send(change.clone());
         change
     }
 
-    /// A receiver of every changed row.
-    pub fn scores(&self) -> broadcast::Receiver<Arc<Row>> {
-        self.scores.subscribe()
+    /// The rows now (by id) and a receiver of every later change, taken under one lock (see
+    /// `counts`).
+    pub fn scores(&self) -> (broadcast::Receiver<Arc<Row>>, Vec<Row>) {
+        let table = self.table.lock().unwrap_or_else(|e| e.into_inner());
+        (self.scores.subscribe(), table.rows.clone())
     }
 
     /// The room's last lines, oldest first.
@@ -128,8 +134,10 @@ impl Shared {
         line
     }
 
-    /// A receiver of every new line.
-    pub fn said(&self) -> broadcast::Receiver<Line> {
-        self.lines.subscribe()
+    /// The room's last lines now and a receiver of every later line, taken under one lock (see
+    /// `counts`).
+    pub fn said(&self) -> (broadcast::Receiver<Line>, VecDeque<Line>) {
+        let room = self.room.lock().unwrap_or_else(|e| e.into_inner());
+        (self.lines.subscribe(), room.lines.clone())
     }
 }

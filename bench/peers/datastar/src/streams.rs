@@ -27,12 +27,16 @@ async fn patch(out: &mut Out, patch: PatchElements) {
 /// `GET /bench/live/counter/updates`: the count, then each new count.
 pub async fn counter(State(shared): State<Arc<Shared>>) -> impl IntoResponse {
     Sse::new(stream_fn(move |mut out: Out| async move {
-        let mut counts = shared.counts();
-        patch(&mut out, PatchElements::new(render::count(shared.count()))).await;
+        let (mut counts, now) = shared.counts();
+        patch(&mut out, PatchElements::new(render::count(now))).await;
         loop {
             let now = match counts.recv().await {
                 Ok(now) => now,
-                Err(RecvError::Lagged(_)) => shared.count(),
+                Err(RecvError::Lagged(_)) => {
+                    let (fresh, now) = shared.counts();
+                    counts = fresh;
+                    now
+                }
                 Err(RecvError::Closed) => return,
             };
             patch(&mut out, PatchElements::new(render::count(now))).await;
@@ -85,8 +89,8 @@ pub fn default_body(rows: &[Row]) -> String {
 pub async fn table(State(shared): State<Arc<Shared>>, signals: Option<ReadSignals<View>>) -> impl IntoResponse {
     let view = signals.map(|ReadSignals(view)| view).unwrap_or_default();
     Sse::new(stream_fn(move |mut out: Out| async move {
-        let mut scores = shared.scores();
-        patch(&mut out, PatchElements::new(view.body(&shared.rows()))).await;
+        let (mut scores, rows) = shared.scores();
+        patch(&mut out, PatchElements::new(view.body(&rows))).await;
         loop {
             let fragment = match scores.recv().await {
                 Ok(row) if !view.shows(&row) => continue,
@@ -95,7 +99,12 @@ pub async fn table(State(shared): State<Arc<Shared>>, signals: Option<ReadSignal
                     render::row(&row, &mut fragment);
                     fragment
                 }
-                Ok(_) | Err(RecvError::Lagged(_)) => view.body(&shared.rows()),
+                Ok(_) => view.body(&shared.rows()),
+                Err(RecvError::Lagged(_)) => {
+                    let (fresh, rows) = shared.scores();
+                    scores = fresh;
+                    view.body(&rows)
+                }
                 Err(RecvError::Closed) => return,
             };
             patch(&mut out, PatchElements::new(fragment)).await;
@@ -107,8 +116,7 @@ pub async fn table(State(shared): State<Arc<Shared>>, signals: Option<ReadSignal
 /// reader's list holds 50, its oldest line removed).
 pub async fn chat(State(shared): State<Arc<Shared>>) -> impl IntoResponse {
     Sse::new(stream_fn(move |mut out: Out| async move {
-        let mut said = shared.said();
-        let lines = shared.lines();
+        let (mut said, lines) = shared.said();
         let mut shown = lines.len();
         patch(&mut out, PatchElements::new(render::room(&lines))).await;
         loop {
@@ -126,7 +134,8 @@ pub async fn chat(State(shared): State<Arc<Shared>>) -> impl IntoResponse {
                     }
                 }
                 Err(RecvError::Lagged(_)) => {
-                    let lines = shared.lines();
+                    let (fresh, lines) = shared.said();
+                    said = fresh;
                     shown = lines.len();
                     patch(&mut out, PatchElements::new(render::room(&lines))).await;
                 }

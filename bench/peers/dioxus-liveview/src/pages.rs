@@ -26,16 +26,19 @@ pub fn counter() -> Element {
     use_future(move || {
         let shared = feed.clone();
         async move {
-            let mut counts = shared.counts();
+            let (mut counts, now) = shared.counts();
             // A bump between the first render and this subscription is not lost.
-            let now = shared.count();
             if *count.peek() != now {
                 count.set(now);
             }
             loop {
                 match counts.recv().await {
                     Ok(n) => count.set(n),
-                    Err(RecvError::Lagged(_)) => count.set(shared.count()),
+                    Err(RecvError::Lagged(_)) => {
+                        let (fresh, now) = shared.counts();
+                        counts = fresh;
+                        count.set(now);
+                    }
                     Err(RecvError::Closed) => return,
                 }
             }
@@ -113,8 +116,7 @@ pub fn table() -> Element {
     use_future(move || {
         let shared = shared.clone();
         async move {
-            let mut scores = shared.scores();
-            let now = shared.rows();
+            let (mut scores, now) = shared.scores();
             if *rows.peek() != now {
                 rows.set(now);
             }
@@ -125,7 +127,11 @@ pub fn table() -> Element {
                             row.score = score;
                         }
                     }
-                    Err(RecvError::Lagged(_)) => rows.set(shared.rows()),
+                    Err(RecvError::Lagged(_)) => {
+                        let (fresh, now) = shared.scores();
+                        scores = fresh;
+                        rows.set(now);
+                    }
                     Err(RecvError::Closed) => return,
                 }
             }
@@ -180,15 +186,18 @@ pub fn chat() -> Element {
     use_future(move || {
         let shared = feed.clone();
         async move {
-            let mut said = shared.said();
-            let now = shared.lines();
+            let (mut said, now) = shared.said();
             if *lines.peek() != now {
                 lines.set(now);
             }
             loop {
                 match said.recv().await {
                     Ok(line) => append(&mut lines.write(), line),
-                    Err(RecvError::Lagged(_)) => lines.set(shared.lines()),
+                    Err(RecvError::Lagged(_)) => {
+                        let (fresh, now) = shared.said();
+                        said = fresh;
+                        lines.set(now);
+                    }
                     Err(RecvError::Closed) => return,
                 }
             }

@@ -1,10 +1,11 @@
 //! The state every view shares: the count, the table's rows and the chat room, each behind a
 //! lock and each with a tokio broadcast channel that the views subscribe to. A trigger changes
-//! the state under its lock and publishes the change; a view that fell behind the channel
-//! (`Lagged`) reads the whole state again instead of the changes it missed.
+//! the state under its lock and publishes the change under it too; a view subscribes and reads
+//! the state under that lock, so it misses no change and gets none older than what it read, and
+//! one that fell behind the channel (`Lagged`) does so again instead of taking the changes it
+//! missed.
 
 use std::collections::VecDeque;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use tokio::sync::broadcast;
@@ -34,7 +35,7 @@ pub struct Line {
 
 /// Everything the three pages share, handed to every view as its root context.
 pub struct Shared {
-    count: AtomicU64,
+    count: Mutex<u64>,
     counts: broadcast::Sender<u64>,
     table: Mutex<Table>,
     scores: broadcast::Sender<(u32, u64)>,
@@ -59,7 +60,7 @@ impl Shared {
             .map(|id| Row { id, name: format!("player-{id}"), score: u64::from(id), team: format!("team-{}", id % 7) })
             .collect();
         Arc::new(Shared {
-            count: AtomicU64::new(0),
+            count: Mutex::new(0),
             counts: broadcast::channel(BACKLOG).0,
             table: Mutex::new(Table { rows, changes: 0 }),
             scores: broadcast::channel(BACKLOG).0,
@@ -70,19 +71,22 @@ impl Shared {
 
     /// The shared count now.
     pub fn count(&self) -> u64 {
-        self.count.load(Ordering::Acquire)
+        *self.count.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     /// Adds one to the count and publishes the new count; returns it.
     pub fn bump(&self) -> u64 {
-        let now = self.count.fetch_add(1, Ordering::AcqRel) + 1;
-        let _ = self.counts.send(now);
-        now
+        let mut count = self.count.lock().unwrap_or_else(|e| e.into_inner());
+        *count += 1;
+        let _ = self.counts.send(*count);
+        *count
     }
 
-    /// A receiver of every new count.
-    pub fn counts(&self) -> broadcast::Receiver<u64> {
-        self.counts.subscribe()
+    /// The count now and a receiver of every later one. Taken under the lock the changes are
+    /// published under, so the receiver holds no change older than the count.
+    pub fn counts(&self) -> (broadcast::Receiver<u64>, u64) {
+        let count = self.count.lock().unwrap_or_else(|e| e.into_inner());
+        (self.counts.subscribe(), *count)
     }
 
     /// A copy of the rows now, by id.
@@ -99,14 +103,16 @@ impl Shared {
         let row = &mut table.rows[index];
         row.score += 1;
         let change = (row.id, row.score);
-        // Published under the lock, so that every view sees the changes in the table's order.
+        // Published under the lock: in the table's order, and never older than a `scores` snapshot.
         let _ = self.scores.send(change);
         change
     }
 
-    /// A receiver of every `(id, new score)`.
-    pub fn scores(&self) -> broadcast::Receiver<(u32, u64)> {
-        self.scores.subscribe()
+    /// The rows now (by id) and a receiver of every later change, taken under one lock (see
+    /// `counts`).
+    pub fn scores(&self) -> (broadcast::Receiver<(u32, u64)>, Vec<Row>) {
+        let table = self.table.lock().unwrap_or_else(|e| e.into_inner());
+        (self.scores.subscribe(), table.rows.clone())
     }
 
     /// The room's last lines, oldest first.
@@ -127,8 +133,10 @@ impl Shared {
         line
     }
 
-    /// A receiver of every new line.
-    pub fn said(&self) -> broadcast::Receiver<Line> {
-        self.lines.subscribe()
+    /// The room's last lines now and a receiver of every later line, taken under one lock (see
+    /// `counts`).
+    pub fn said(&self) -> (broadcast::Receiver<Line>, VecDeque<Line>) {
+        let room = self.room.lock().unwrap_or_else(|e| e.into_inner());
+        (self.lines.subscribe(), room.lines.clone())
     }
 }
