@@ -25,8 +25,8 @@ phase:
 
 kiln's recipe GETs the page once and opens every socket with its token
 (`Sec-WebSocket-Protocol: kiln-live, <token>`) and the CSRF cookie that answer set; the
-floor's is a plain upgrade. The peers' recipes, builds and launches come from
-`kilnbench.live_peers` (`peers()`: (Server, recipe) pairs) when it exists. Results in
+floor's is a plain upgrade. The peers' builds, launches and recipes come from
+`kilnbench.live_peers` (`SERVERS`, `RECIPES`). Results in
 `bench/results/<date>-live/`, beside the issue's targets.
 """
 
@@ -142,10 +142,11 @@ def entries() -> list[Entry]:
         Entry(floor, lambda paths, port: floor.launch(paths, port, opts), floor_recipe, "/bench/live/floor"),
     ]
     try:
-        from . import live_peers  # type: ignore[attr-defined]  # written by the peers' side
+        from . import live_peers  # written beside this (LIVEBENCH.md): each peer's Server and recipe
     except ImportError:
         return chosen
-    for server, recipe in live_peers.peers():
+    for server in live_peers.SERVERS:
+        recipe = live_peers.RECIPES[server.name]
         chosen.append(Entry(server, lambda paths, port, s=server: s.launch(paths, port, Options()), recipe))
     return chosen
 
