@@ -279,7 +279,7 @@ def targets(rows: list[dict[str, object]], triggers: int) -> list[str]:
     for page in PAGES:
         cpu = _median(rows, "kiln", page, "cpu_us_per_delivery")
         floor = _median(rows, FLOOR, page, "cpu_us_per_delivery")
-        bound = 1.3 * floor if floor else None
+        bound = 1.3 * floor if floor is not None else None
         lines.append(f"| {page}: CPU per update ≤ 1.3 × floor | {_num(bound)} µs (floor {_num(floor)}) | "
                      f"{_num(cpu)} µs | {_verdict(cpu, bound)} |")  # fmt: skip
         peer = _better_peer(rows, page, "cpu_us_per_delivery")
