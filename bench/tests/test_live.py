@@ -59,7 +59,7 @@ class RecipeTest(unittest.TestCase):
 def row(server, page, cpu, sent, idle=None):
     return {"server": server, "page": page, "status": "ok", "views": 10, "delivered": 100, "missing": 0,
             "cpu_us_per_delivery": cpu, "bytes_per_delivery": sent, "p50_ms": 1.0, "p99_ms": 2.0,
-            "rss_before_kb": 1024, "rss_idle_kb": 2048, "idle_kib_per_view": idle}  # fmt: skip
+            "rss_before_kb": 1024, "rss_idle_kb": 2048, "idle_kib_per_view": idle, "mount_bytes_per_view": 3353}  # fmt: skip
 
 
 class SummaryTest(unittest.TestCase):
@@ -79,7 +79,13 @@ class SummaryTest(unittest.TestCase):
         self.assertIn("| table: CPU per update ≤ 1.3 × floor | 2.60 µs (floor 2.00) | 2.40 µs | **met** |", summary)
         self.assertIn("| chat: CPU per update < the better peer's | datastar 6.00 µs | 2.40 µs | **met** |", summary)
         self.assertIn("| table: bytes per update ≥ 5× fewer than the better peer's | 80.0 B (dioxus-liveview 400.0 ÷ 5)", summary)
-        self.assertIn("| table | kiln | 10 | 100 | 0 | 2.40 | 1.20x | 29.0 | 1.00 | 2.00 |", summary)
+        self.assertIn("| table | kiln | 10 | 100 | 0 | 2.40 | 1.20x | 29.0 | 1.00 | 2.00 | 3,353 |", summary)
+
+    def test_a_peer_below_the_floor_is_said_to_be(self):
+        rows = [{**r, "cpu_us_per_delivery": 1.5} if r["server"] == "datastar" else r for r in self.rows()]
+        summary = live.summarise(rows, 20)
+        self.assertIn("| table: CPU per update < the better peer's | datastar 1.50 µs | 2.40 µs | **not met**: the peer "
+                      "is at or below the floor (2.00 µs), which no live view goes under |", summary)
 
     def test_a_missing_peer_is_not_measured_rather_than_met(self):
         rows = [r for r in self.rows() if r["server"] in ("kiln", "floor")]
