@@ -161,7 +161,10 @@ pub(crate) async fn trigger<S: BenchState>(
 ) -> Result<String, Rejection> {
     let page = Page::named(&route.page)?;
     if route.trigger != page.trigger() {
-        return Err(Rejection::custom(StatusCode::NOT_FOUND, format!("{}'s trigger is {}\n", route.page, page.trigger())));
+        return Err(Rejection::custom(
+            StatusCode::NOT_FOUND,
+            format!("{}'s trigger is {}\n", route.page, page.trigger()),
+        ));
     }
     let message = FLOOR.lock().unwrap_or_else(PoisonError::into_inner).change(page, &body)?;
     let Some(message) = message else { return Ok(String::new()) };
