@@ -302,7 +302,7 @@ def _wait_up(port: int, proc: subprocess.Popen[bytes]) -> None:
         try:
             _get(port, "/pong")
             return
-        except (OSError, RuntimeError):
+        except (OSError, RuntimeError, http.client.HTTPException):
             time.sleep(0.1)
     raise RuntimeError("not answering /pong within 10 s")
 
@@ -312,9 +312,13 @@ def check(paths: Paths, show: bool) -> bool:
     ok = True
     for server in SERVERS:
         for step in server.build(paths):
-            done = subprocess.run(step.argv, cwd=step.cwd, env={**os.environ, **step.env}, timeout=1800, check=False)
-            if done.returncode != 0:
-                print(f"{server.name}: FAIL build: {' '.join(step.argv)} exited {done.returncode}")
+            try:
+                env = {**os.environ, **step.env}
+                code = subprocess.run(step.argv, cwd=step.cwd, env=env, timeout=1800, check=False).returncode
+            except subprocess.TimeoutExpired:
+                code = "nothing (timed out after 30 min)"
+            if code != 0:
+                print(f"{server.name}: FAIL build: {' '.join(step.argv)} exited {code}", flush=True)
                 ok = False
                 break
         else:
@@ -332,7 +336,7 @@ def _check_running(paths: Paths, server: Server, show: bool) -> bool:
         for page in PAGES:
             try:
                 print(f"{server.name} {page}: ok: {check_page(server.name, port, page, show)}", flush=True)
-            except (OSError, RuntimeError) as e:
+            except (OSError, RuntimeError, http.client.HTTPException) as e:
                 print(f"{server.name} {page}: FAIL: {e}", flush=True)
                 ok = False
     except RuntimeError as e:

@@ -77,7 +77,9 @@ async fn client() -> Response {
     let path = std::env::var("DATASTAR_JS").unwrap_or_else(|_| "datastar.js".to_owned());
     match tokio::fs::read(&path).await {
         Ok(js) => ([(header::CONTENT_TYPE, "text/javascript; charset=utf-8")], js).into_response(),
-        Err(_) => (StatusCode::NOT_FOUND, "no Datastar client here: see bench/peers/datastar/README.md\n").into_response(),
+        Err(_) => {
+            (StatusCode::NOT_FOUND, "no Datastar client here: see bench/peers/datastar/README.md\n").into_response()
+        }
     }
 }
 

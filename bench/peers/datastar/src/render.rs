@@ -83,8 +83,9 @@ pub fn rows<'a>(rows: impl IntoIterator<Item = &'a Row>) -> String {
 }
 
 /// `/bench/live/table`: each reader's sort column, direction and name filter are signals; the
-/// stream opens on load with them and again whenever they change (the same element's request,
-/// so the client cancels the stream it replaces).
+/// stream opens on load with them and again whenever they change, always from `<main>` (the
+/// client cancels an element's earlier request, so the new stream replaces the old one). The
+/// form's submit only tidies the filter: the box is bound, so typing already re-requests.
 pub fn table_page(body: &str) -> String {
     let url = "/bench/live/table/updates";
     let mut headers = String::new();
@@ -100,7 +101,7 @@ pub fn table_page(body: &str) -> String {
             r#"<body data-signals="{{sort: 'id', desc: false, filter: ''}}">
 <main data-init="@get('{url}')" data-on-signal-patch__debounce.100ms="@get('{url}')" data-on-signal-patch-filter="{{include: /^(sort|desc|filter)$/}}">
 <h1>Table</h1>
-<form data-on:submit__prevent="@get('{url}')"><label>Filter by name <input type="search" name="filter" data-bind:filter></label></form>
+<form data-on:submit__prevent="$filter = $filter.trim()"><label>Filter by name <input type="search" name="filter" data-bind:filter></label></form>
 <table>
 <thead><tr>{headers}</tr></thead>
 {body}

@@ -116,7 +116,8 @@ pub async fn chat(State(shared): State<Arc<Shared>>) -> impl IntoResponse {
                 Ok(line) => {
                     let mut fragment = String::new();
                     render::line(&line, &mut fragment);
-                    patch(&mut out, PatchElements::new(fragment).selector("#chat").mode(ElementPatchMode::Append)).await;
+                    patch(&mut out, PatchElements::new(fragment).selector("#chat").mode(ElementPatchMode::Append))
+                        .await;
                     if shown == ROOM_LINES {
                         let oldest = line.seq - ROOM_LINES as u64;
                         patch(&mut out, PatchElements::new_remove(format!("#line-{oldest}"))).await;

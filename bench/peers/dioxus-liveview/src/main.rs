@@ -38,7 +38,14 @@ fn page(title: &str, ws_path: &str) -> Html<String> {
 }
 
 /// The route of one page: GET answers the page, `<path>/ws` upgrades and runs its VirtualDom.
-fn live(router: Router, path: &str, title: &str, root: fn() -> Element, pool: &LiveViewPool, shared: &Arc<Shared>) -> Router {
+fn live(
+    router: Router,
+    path: &str,
+    title: &str,
+    root: fn() -> Element,
+    pool: &LiveViewPool,
+    shared: &Arc<Shared>,
+) -> Router {
     let html = page(title, &format!("{path}/ws"));
     let (pool, shared) = (pool.clone(), shared.clone());
     let socket: MethodRouter = get(move |ws: WebSocketUpgrade| {
