@@ -27,7 +27,8 @@ kiln's recipe GETs the page once and opens every socket with its token
 (`Sec-WebSocket-Protocol: kiln-live, <token>`) and the CSRF cookie that answer set; the
 floor's is a plain upgrade, neither offering permessage-deflate. The peers' builds, launches
 and recipes come from `kilnbench.live_peers` (`SERVERS`, `RECIPES`): what a browser's
-connection sends (dioxus-liveview's upgrade offers permessage-deflate, as Chromium's does).
+connection sends (dioxus-liveview's upgrade offers permessage-deflate, as Chromium's does;
+axum's WebSocket declines it, so every server's frames go uncompressed).
 One rep by default (~10 minutes once built); CPU is read in clock ticks (10 ms), so a
 figure is within about 1 % at 10,000 views × 20 triggers. When the better peer's CPU per
 update is at or below the floor's, the summary says so: that target then lies below what
