@@ -1,5 +1,6 @@
 //! kiln-demo: the benchmark endpoints and the demo site, one binary.
 
+mod bench_live;
 mod bench_routes;
 mod bench_sse;
 mod bench_upload;
@@ -209,6 +210,7 @@ fn main() -> ExitCode {
     .mount(kiln::healthz(server.readiness()))
     .mount(bench_routes::mount)
     .mount(bench_sse::mount)
+    .mount(bench_live::mount)
     .mount(bench_upload::mount)
     .mount(techempower::mount)
     .mount(site::mount)
