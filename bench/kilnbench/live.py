@@ -52,6 +52,8 @@ from pathlib import Path
 from typing import Callable
 
 from . import procfs
+from . import live_peers
+from .live_recipe import Recipe
 from .load import LOAD_CPU
 from .parse import ParseError, json_report
 from .runner import free_port
@@ -73,18 +75,6 @@ SETUP_LIMIT_S = 240
 IDLE_SETTLE_S = 1.0
 """Between `ready` and reading the RSS, so that what the mounts freed is given back."""
 WS_KEY = "dGhlIHNhbXBsZSBub25jZQ=="
-
-
-@dataclass(frozen=True)
-class Recipe:
-    """How a benchmark connection connects (the contract in LIVEBENCH.md)."""
-
-    mode: str
-    """"ws": `request` is a WebSocket upgrade answered 101; "sse": a GET answered 200 with a stream that stays open."""
-    request: bytes
-    """The whole HTTP/1.1 request every connection sends, as is."""
-    hello: bytes | None = None
-    """ws only: a text frame's payload the client sends right after the 101, else None."""
 
 
 RecipeFn = Callable[[int, str], Recipe]
@@ -140,17 +130,13 @@ class Entry:
 
 
 def entries() -> list[Entry]:
-    """kiln and the floor (the same kiln-demo), then the peers live_peers gives, if it exists."""
+    """kiln and the floor (the same kiln-demo), then the peers live_peers gives."""
     k, floor = kiln("kiln", access_log=False), kiln(FLOOR, access_log=False)
     opts = Options(database_url=f"sqlite://{KILN_DB}")
     chosen = [
         Entry(k, lambda paths, port: k.launch(paths, port, opts), kiln_recipe),
         Entry(floor, lambda paths, port: floor.launch(paths, port, opts), floor_recipe, "/bench/live/floor"),
     ]
-    try:
-        from . import live_peers  # written beside this (LIVEBENCH.md): each peer's Server and recipe
-    except ImportError:
-        return chosen
     for server in live_peers.SERVERS:
         recipe = live_peers.RECIPES[server.name]
         chosen.append(Entry(server, lambda paths, port, s=server: s.launch(paths, port, Options()), recipe))
