@@ -125,6 +125,9 @@ impl<S: 'static> App<S> {
         if !app.routes.iter().any(|r| r.pattern == script) {
             app = app.insert(script, Method::GET, "the live views' client script", crate::live::ClientScript);
         }
+        // The page's events, when it runs over an event stream (no WebSocket).
+        let events = crate::live::events::<V>();
+        let app = app.insert(V::Route::PATTERN, Method::POST, std::any::type_name::<V::Route>(), events);
         app.route::<_, crate::live::MountArgs<V>>(crate::live::page::<V>())
     }
 

@@ -94,11 +94,15 @@ mod limits;
 mod list;
 mod mounted;
 mod page;
+mod post;
 mod push;
 mod replica;
 mod socket;
+mod sse;
+mod streams;
 mod testing;
 mod token;
+mod transport;
 mod view;
 
 #[doc(hidden)]
@@ -113,6 +117,7 @@ pub use kiln_html::{Item, List, Live, Part, Slot, Statics};
 pub use limits::{EVENT_BURST, EVENTS_PER_SECOND, Limits, MAX_ERRORS, MAX_EVENT_BYTES, MAX_UNSENT_BYTES, TOKEN_TTL};
 pub use mounted::Mounted;
 pub(crate) use page::{MountArgs, page};
+pub(crate) use post::events;
 pub use testing::LiveTest;
 pub use view::{HandleInfo, LiveSocket, LiveView};
 
