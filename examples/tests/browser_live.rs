@@ -4,8 +4,9 @@
 //! disconnected, reconnects and re-mounts; with JavaScript off the page still reads.
 //! The table sorts (keyed moves applied by the client script), filters as the reader
 //! types without losing the field's focus or caret, and takes pushed scores without
-//! moving the reader's scroll position. Two
-//! browsers in one chat room see each other's lines (across two workers).
+//! moving the rows the reader sees, each row keeping its element as it moves. Where
+//! WebSocket is refused, the page falls back to an event stream and clicks still
+//! update it. Two browsers in one chat room see each other's lines (across two workers).
 //!
 //! Ignored by a plain `cargo test`, since it needs Chromium:
 //! `KILN_CHROMEDRIVER=$(scripts/browser) cargo test -p kiln-examples --test browser_live -- --ignored`.
@@ -27,8 +28,9 @@ use std::net::SocketAddr;
 use std::time::Duration;
 
 use browser_support::{Browser, shots_dir};
-use kiln::http::Server;
-use kiln::{Key, Serving};
+use kiln::http::{Request, Response, Server};
+use kiln::middleware::{Flow, Middleware};
+use kiln::{Key, MakeService, Serving, StatusCode};
 use kiln_test_support::poll_until;
 
 /// How long the browser gets to do anything the test waits for (a reconnection
@@ -55,6 +57,9 @@ fn post(addr: SocketAddr, target: &str) {
 /// The table's rows as `[name, score]`.
 const ROWS: &str =
     "return Array.from(document.querySelectorAll('tbody tr'), (tr) => Array.from(tr.cells, (td) => td.textContent));";
+
+/// The name in the row at the top of the window.
+const IN_VIEW: &str = "return document.elementFromPoint(10, 10).closest('tr').cells[0].textContent;";
 
 /// The view's container's classes.
 fn classes(browser: &Browser) -> String {
@@ -111,6 +116,46 @@ fn live_counter_clicks_without_reload_and_reconnects_after_the_server_closes() {
     second.shutdown();
 }
 
+/// A proxy that refuses WebSocket: every upgrade is answered 403.
+struct NoWebSocket;
+
+impl Middleware for NoWebSocket {
+    type Carry = ();
+
+    fn before(&self, req: &Request<'_>, res: &mut Response) -> Flow<()> {
+        if req.header("upgrade").is_none() {
+            return Flow::Continue(());
+        }
+        res.set_status(StatusCode::FORBIDDEN);
+        Flow::Respond
+    }
+
+    fn after(&self, _: &Request<'_>, _: &mut Response, _: ()) {}
+}
+
+#[test]
+#[ignore = "needs Chromium and chromedriver: KILN_CHROMEDRIVER=$(scripts/browser) cargo test -p kiln-examples --test browser_live -- --ignored"]
+fn live_counter_falls_back_to_an_event_stream_where_websocket_is_refused() {
+    let app = live_counter::app(Key::generate()).build().expect("the counter builds").wrap(|_| NoWebSocket);
+    let serving = kiln::serve(app, Server::new().listen("127.0.0.1:0").workers(2)).expect("the counter serves");
+    let browser = Browser::start(shots_dir(), &[]);
+    browser.open(&format!("http://{}/counter", serving.local_addr()));
+    wait_for_class(&browser, "kiln-connected");
+    browser.execute("window.kilnTestMark = 'same page';");
+    for count in 1..=3 {
+        browser.click("#up");
+        wait_for_count(&browser, count);
+    }
+    browser.click("#reset");
+    wait_for_count(&browser, 0);
+    assert_eq!(browser.execute("return window.kilnTestMark;"), "same page", "the page was reloaded");
+    // The posts are done (the stream, still open, is not listed yet).
+    let streamed = "return performance.getEntriesByType('resource').filter((e) => e.initiatorType === 'fetch').length;";
+    let fetches = browser.execute(streamed);
+    assert!(fetches.as_u64().is_some_and(|n| n >= 4), "four events posted: {fetches}");
+    serving.shutdown();
+}
+
 #[test]
 #[ignore = "needs Chromium and chromedriver: KILN_CHROMEDRIVER=$(scripts/browser) cargo test -p kiln-examples --test browser_live -- --ignored"]
 fn live_counter_reads_with_javascript_off() {
@@ -133,23 +178,44 @@ fn live_table_sorts_keeps_the_scroll_filters_while_typing_keeps_the_caret_and_ta
     browser.open(&format!("http://{addr}/players"));
     wait_for_class(&browser, "kiln-connected");
 
+    // Keyed rows are moved, not patched in place: a row keeps its element (and what
+    // the page set on it) through a sort and a push.
+    let mark = |name: &str| {
+        let mark = "Array.from(document.querySelectorAll('tbody tr')).find((r) => r.cells[0].textContent === NAME).kilnMark = NAME;";
+        browser.execute(&mark.replace("NAME", &format!("'{name}'")));
+    };
+    let marked = |name: &str| {
+        let find = "return Array.from(document.querySelectorAll('tbody tr')).find((r) => r.cells[0].textContent === NAME).kilnMark;";
+        browser.execute(&find.replace("NAME", &format!("'{name}'")))
+    };
+    mark("player-01");
     browser.click("#by-score");
     let by_score =
         "const s = Array.from(document.querySelectorAll('tbody tr td:last-child'), (td) => Number(td.textContent));
         return s.length === 100 && s.every((v, i) => i === 0 || s[i - 1] >= v);";
     wait_until(&browser, "sorted by score", by_score);
 
-    // A row pushed to the top while the reader is scrolled down: the page stays put.
+    // A row pushed to the top while the reader is scrolled down: the rows in view stay put.
     browser.execute("window.scrollTo(0, 600);");
     let scrolled = browser.execute("return window.scrollY;");
     assert!(scrolled.as_f64().is_some_and(|y| y > 0.0), "the table is taller than the window: {scrolled}");
+    assert_eq!(marked("player-01"), "player-01", "the sorted row is the same element");
+    mark("player-07");
+    // The row moves above the rows in view: the browser's scroll anchoring keeps them
+    // where the reader sees them (the scroll offset grows by the row's height).
+    let in_view = browser.execute(IN_VIEW);
     post(addr, "/players/7/score/100");
     wait_until(
         &browser,
         "player-07 on top",
         "return document.querySelector('tbody tr td').textContent === 'player-07';",
     );
-    assert_eq!(browser.execute("return window.scrollY;"), scrolled, "the scroll position kept");
+    assert_eq!(
+        browser.execute("return document.querySelector('tbody tr').kilnMark;"),
+        "player-07",
+        "moved, not patched"
+    );
+    assert_eq!(browser.execute(IN_VIEW), in_view, "the rows in view stay in view");
 
     browser.clear_and_type("input[name=q]", "player-4");
     wait_until(&browser, "filtered", "return document.querySelectorAll('tbody tr').length === 10;");

@@ -82,14 +82,27 @@
     render(node, out) {
       if (typeof node === "string") return out.push(node);
       const parts = this.parts(node.f);
-      for (const slots of node.items ? node.items.map((item) => item.slots) : [node.slots]) {
+      for (const item of node.items || [node]) {
+        const at = out.length;
         out.push(parts[0]);
-        slots.forEach((slot, i) => {
+        item.slots.forEach((slot, i) => {
           this.render(slot, out);
           out.push(parts[i + 1]);
         });
+        if (item.key !== null && item.key !== undefined) out.splice(at, out.length - at, keyed(out.slice(at).join(""), item.key));
       }
     }
+  }
+
+  // An item of a keyed list, its first element marked with its key, so that the
+  // morph moves that element where the item moves (the server's markup is unchanged).
+  function keyed(html, key) {
+    const escaped = String(key).replace(/&/g, "&amp;").replace(/"/g, "&quot;").replace(/</g, "&lt;");
+    return html.replace(/^([^<]*<[A-Za-z][^\s/>]*)/, '$1 data-kiln-key="' + escaped + '"');
+  }
+
+  function keyOf(node) {
+    return node.nodeType === 1 ? node.getAttribute("data-kiln-key") : null;
   }
 
   // Brings the children of `from` (the page) to those of `to` (the new rendering) in
@@ -97,9 +110,29 @@
   // so that the focused field keeps its value and caret and the page its scroll.
   function morph(from, to) {
     let old = from.firstChild;
+    // The keyed elements of `from`, by key: found wherever they stand, then moved.
+    let keys = null;
     for (let next = to.firstChild; next; ) {
       const following = next.nextSibling;
-      if (!old) {
+      const key = keyOf(next);
+      if (key !== null) {
+        if (keys === null) {
+          keys = new Map();
+          for (const el of from.children) if (keyOf(el) !== null) keys.set(keyOf(el), el);
+        }
+        const match = keys.get(key);
+        if (match && match.parentNode === from && match.nodeName === next.nodeName) {
+          if (match === old) old = old.nextSibling;
+          else from.insertBefore(match, old);
+          update(match, next);
+        } else if (old && keyOf(old) === null && old.nodeName === next.nodeName && old.id === next.id) {
+          // The first answer's markup has no keys: its element takes the key.
+          update(old, next);
+          old = old.nextSibling;
+        } else {
+          from.insertBefore(next, old);
+        }
+      } else if (!old) {
         from.appendChild(next);
       } else if (old.nodeType === next.nodeType && old.nodeName === next.nodeName && old.id === next.id) {
         update(old, next);
@@ -191,8 +224,10 @@
       this.token = root.getAttribute("data-kiln-token");
       // A view embedded in a page of the app's own has its socket on its own route.
       this.path = root.getAttribute("data-kiln-path");
-      // `data-kiln-transport="sse"`: a site known to be behind such a proxy.
-      this.forced = root.getAttribute("data-kiln-transport") === "sse";
+      // `data-kiln-transport="sse"` on the container or around it (`<body>`): a site
+      // known to be behind a proxy that blocks WebSocket.
+      const transport = root.closest("[data-kiln-transport]");
+      this.forced = transport !== null && transport.getAttribute("data-kiln-transport") === "sse";
       // The open connection: a socket or a stream, with `send(json)`.
       this.link = null;
       this.tries = 0;
@@ -296,7 +331,15 @@
         this.state(true);
       }
       link.replica.apply(message);
+      // A focused element that moves (in a keyed row) is taken out and put back,
+      // which blurs it: it gets its focus and selection back.
+      const focused = document.activeElement;
+      const range = focused && typeof focused.selectionStart === "number" ? [focused.selectionStart, focused.selectionEnd] : null;
       morph(this.root, parse(link.replica.html()));
+      if (focused && focused !== document.activeElement && focused.isConnected && this.root.contains(focused)) {
+        focused.focus({ preventScroll: true });
+        if (range) focused.setSelectionRange(range[0], range[1]);
+      }
     }
 
     // `link` has ended: reconnect after a backoff. One refused before its mount may
