@@ -33,7 +33,12 @@
 //!   got to the latest state goes. A socket never holds a queue of updates.
 //! - **A panic** in the view's code closes its socket with 1011; the worker goes on.
 //! - **Server push.** [`LiveView::connected`] subscribes the view to bus topics and
-//!   sets timers ([`LiveSocket`]), delivered through [`HandleInfo`].
+//!   sets timers ([`LiveSocket`]), delivered through [`HandleInfo`];
+//!   [`LiveView::disconnected`] runs once the page has gone.
+//! - **Where a proxy blocks WebSocket**, the client asks the same path for an event
+//!   stream (`Accept: text/event-stream`, the token in the `Kiln-Live-Token` header):
+//!   the same messages come as Server-Sent Events, and the page's events are `POST`s to
+//!   the path naming the stream (`Kiln-Live-Stream`), under the same checks and limits.
 //!
 //! # The markup
 //!

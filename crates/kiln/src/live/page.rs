@@ -1,6 +1,8 @@
 //! A live view's route: its first answer is the whole page over plain HTTP, rendered
 //! from the state its `mount` built, so that it reads (and is crawled) without
-//! JavaScript; the same path, asked for a WebSocket, is the page's socket.
+//! JavaScript; the same path, asked for a WebSocket, is the page's socket, and asked
+//! for `text/event-stream` (with the token in `Kiln-Live-Token`), its event stream
+//! (`sse.rs`).
 //!
 //! The first answer mounts the view ([`LiveView::mount`]; a rejection answers
 //! instead), renders it into a `<div data-kiln-live>` carrying the page's token, links
