@@ -2,7 +2,8 @@
 //! through `kiln::test`: the page's path asked for `text/event-stream` with the page's
 //! token is the view's stream (its id, the mount message, the diffs), events come as
 //! POSTs naming the stream, and what a page must not do (forge a token, post for a
-//! stream it did not open, send unknown, oversized or too many events) is refused.
+//! stream it did not open, send unknown, oversized or too many events, stop reading)
+//! is refused or bounded.
 
 use std::time::Duration;
 
@@ -55,11 +56,41 @@ impl LiveView for Counter {
     }
 }
 
+/// A view whose every change is 8 KiB, for a page that stops reading.
+#[derive(Route)]
+#[route("/big")]
+struct BigPage;
+
+struct Big {
+    count: u32,
+}
+
+impl LiveView for Big {
+    type AppState = LocalBus;
+    type Route = BigPage;
+    type Event = Event;
+
+    const LIMITS: Limits = Limits { event_burst: 10_000, events_per_second: 10_000, ..Limits::DEFAULT };
+
+    async fn mount(_: BigPage, _: RequestContext<'_, LocalBus>) -> Result<Self, Rejection> {
+        Ok(Big { count: 0 })
+    }
+
+    fn handle(&mut self, Event::Increment: Event, _: &mut LiveSocket<Self>) {
+        self.count += 1;
+    }
+
+    fn render(&self) -> Live<Event> {
+        let pad = format!("{:08}", self.count).repeat(1024);
+        live_html! { p { (self.count) } pre { (pad) } }
+    }
+}
+
 type Client = TestClient<AppService<LocalBus>>;
 
 fn app(key: Key) -> App<LocalBus> {
     let bus = Bus::new();
-    App::new(move |_| bus.attach()).secret_key(key).live::<Counter>()
+    App::new(move |_| bus.attach()).secret_key(key).live::<Counter>().live::<Big>()
 }
 
 fn client() -> Client {
@@ -256,4 +287,31 @@ fn live_sse_refuses_too_frequent_events() {
     std::thread::sleep(Duration::from_millis(1100));
     assert_eq!(post(&mut client, "/counter/1", &token, &stream.id, INCREMENT), 204);
     assert_eq!(next_json(&mut stream), serde_json::json!({ "0": "106" }));
+}
+
+#[test]
+fn live_sse_coalesces_updates_for_a_page_that_stops_reading() {
+    let mut client = client();
+    let token = token_of(&mut client, "/big");
+    let mut stream = open(&mut client, "/big", &token).unwrap();
+    // 500 changes of 8 KiB each, the stream unread meanwhile: 4 MiB if each were
+    // queued.
+    let updates = 500;
+    for _ in 0..updates {
+        assert_eq!(post(&mut client, "/big", &token, &stream.id, INCREMENT), 204);
+    }
+    let latest = Value::String(updates.to_string());
+    let mut received = 0;
+    loop {
+        let message = next_json(&mut stream);
+        received += 1;
+        if message["0"] == latest {
+            break;
+        }
+    }
+    // What the stream may keep unsent (64 KiB), then one diff to the latest state.
+    let bound = kiln::live::MAX_UNSENT_BYTES / (8 << 10) + 3;
+    assert!(received <= bound, "{received} messages for {updates} updates (bound {bound})");
+    assert_eq!(post(&mut client, "/big", &token, &stream.id, INCREMENT), 204);
+    assert_eq!(next_json(&mut stream)["0"], (updates + 1).to_string(), "the stream goes on");
 }
