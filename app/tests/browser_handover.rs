@@ -7,7 +7,6 @@
 //! Ignored by a plain `cargo test`, since it needs Chromium:
 //! `KILN_CHROMEDRIVER=$(scripts/browser) cargo test -p kiln-demo --test browser_handover -- --ignored`.
 
-mod browser_support;
 mod site_support;
 
 use std::io::{BufRead, BufReader};
@@ -16,7 +15,7 @@ use std::os::unix::process::CommandExt;
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
-use browser_support::{Browser, shots_dir};
+use kiln_test_support::{Browser, shots_dir};
 use kiln_test_support::{TempDir, poll_until};
 use nix::sys::signal::{Signal, kill, killpg};
 use nix::unistd::Pid;

@@ -11,9 +11,6 @@
 //! Ignored by a plain `cargo test`, since it needs Chromium:
 //! `KILN_CHROMEDRIVER=$(scripts/browser) cargo test -p kiln-examples --test browser_live -- --ignored`.
 
-// The WebDriver client the site's browser tests use, shared rather than copied.
-#[path = "../../app/tests/browser_support/mod.rs"]
-mod browser_support;
 #[allow(dead_code)]
 #[path = "../live_chat.rs"]
 mod live_chat;
@@ -27,11 +24,11 @@ mod live_table;
 use std::net::SocketAddr;
 use std::time::Duration;
 
-use browser_support::{Browser, shots_dir};
 use kiln::http::{Request, Response, Server};
 use kiln::middleware::{Flow, Middleware};
 use kiln::{Key, MakeService, Serving, StatusCode};
 use kiln_test_support::poll_until;
+use kiln_test_support::{Browser, shots_dir};
 
 /// How long the browser gets to do anything the test waits for (a reconnection
 /// backs off up to a few seconds).
