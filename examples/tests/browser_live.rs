@@ -6,7 +6,7 @@
 //! types without losing the field's focus or caret, and takes pushed scores without
 //! moving the rows the reader sees, each row keeping its element as it moves. Where
 //! WebSocket is refused, the page falls back to an event stream and clicks still
-//! update it. Two browsers in one chat room see each other's lines (across two workers).
+//! update it; a page that forces the stream never asks for a WebSocket. Two browsers in one chat room see each other's lines (across two workers).
 //!
 //! Ignored by a plain `cargo test`, since it needs Chromium:
 //! `KILN_CHROMEDRIVER=$(scripts/browser) cargo test -p kiln-examples --test browser_live -- --ignored`.
@@ -22,13 +22,18 @@ mod live_counter;
 mod live_table;
 
 use std::net::SocketAddr;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use kiln::http::{Request, Response, Server};
+use kiln::live::{Live, LiveSocket, LiveView};
+use kiln::markup::{self, Document, Fragment};
 use kiln::middleware::{Flow, Middleware};
-use kiln::{Key, MakeService, Serving, StatusCode};
+use kiln::{App, Key, MakeService, Rejection, RequestContext, Route, Serving, StatusCode, html, live_html};
 use kiln_test_support::poll_until;
 use kiln_test_support::{Browser, shots_dir};
+use serde::{Deserialize, Serialize};
 
 /// How long the browser gets to do anything the test waits for (a reconnection
 /// backs off up to a few seconds).
@@ -150,6 +155,78 @@ fn live_counter_falls_back_to_an_event_stream_where_websocket_is_refused() {
     let streamed = "return performance.getEntriesByType('resource').filter((e) => e.initiatorType === 'fetch').length;";
     let fetches = browser.execute(streamed);
     assert!(fetches.as_u64().is_some_and(|n| n >= 4), "four events posted: {fetches}");
+    serving.shutdown();
+}
+
+/// A counter whose page forces the event stream (`data-kiln-transport="sse"` on its
+/// body), as a site known to be behind a proxy that blocks WebSocket does.
+#[derive(Route)]
+#[route("/forced")]
+struct ForcedPage;
+
+#[derive(Serialize, Deserialize)]
+enum Up {
+    Up,
+}
+
+struct Forced {
+    count: u32,
+}
+
+impl LiveView for Forced {
+    type AppState = ();
+    type Route = ForcedPage;
+    type Event = Up;
+
+    async fn mount(_: ForcedPage, _: RequestContext<'_, ()>) -> Result<Self, Rejection> {
+        Ok(Forced { count: 0 })
+    }
+
+    fn handle(&mut self, Up::Up: Up, _: &mut LiveSocket<Self>) {
+        self.count += 1;
+    }
+
+    fn render(&self) -> Live<Up> {
+        live_html! { p #count { "Count: " (self.count) } button #up type="button" on:click=(Up::Up) { "+1" } }
+    }
+
+    fn page(&self, view: Fragment<markup::Flow>) -> Fragment<Document> {
+        html! { html lang="en" { head { meta charset="utf-8"; title { "Forced" } } body data-kiln-transport="sse" { (view) } } }
+    }
+}
+
+/// Counts the WebSocket upgrades asked of the server it wraps.
+struct Upgrades(Arc<AtomicUsize>);
+
+impl Middleware for Upgrades {
+    type Carry = ();
+
+    fn before(&self, req: &Request<'_>, _: &mut Response) -> Flow<()> {
+        if req.header("upgrade").is_some() {
+            self.0.fetch_add(1, Ordering::Relaxed);
+        }
+        Flow::Continue(())
+    }
+
+    fn after(&self, _: &Request<'_>, _: &mut Response, _: ()) {}
+}
+
+#[test]
+#[ignore = "needs Chromium and chromedriver: KILN_CHROMEDRIVER=$(scripts/browser) cargo test -p kiln-examples --test browser_live -- --ignored"]
+fn live_view_forced_to_the_event_stream_never_asks_for_a_websocket() {
+    let upgrades = Arc::new(AtomicUsize::new(0));
+    let counted = Arc::clone(&upgrades);
+    let app = App::new(|_| ()).secret_key(Key::generate()).live::<Forced>().build().expect("the view builds");
+    let app = app.wrap(move |_| Upgrades(Arc::clone(&counted)));
+    let serving = kiln::serve(app, Server::new().listen("127.0.0.1:0").workers(1)).expect("the view serves");
+    let browser = Browser::start(shots_dir(), &[]);
+    browser.open(&format!("http://{}/forced", serving.local_addr()));
+    wait_for_class(&browser, "kiln-connected");
+    for count in 1..=2 {
+        browser.click("#up");
+        wait_for_count(&browser, count);
+    }
+    assert_eq!(upgrades.load(Ordering::Relaxed), 0, "no WebSocket was asked for");
     serving.shutdown();
 }
 
