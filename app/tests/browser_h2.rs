@@ -15,12 +15,11 @@
 //! Ignored by a plain `cargo test`, since it needs Chromium: `scripts/test` installs it
 //! (`scripts/browser`) and runs this test with `--ignored`.
 
-mod browser_support;
 mod site_support;
 
 use base64::Engine;
-use browser_support::{Browser, shots_dir};
 use kiln_test_support::TempDir;
+use kiln_test_support::{Browser, shots_dir};
 use rcgen::PublicKeyData;
 use sha2::{Digest, Sha256};
 

@@ -7,13 +7,12 @@
 //! Ignored by a plain `cargo test`, since it needs Chromium:
 //! `KILN_CHROMEDRIVER=$(scripts/browser) cargo test -p kiln-demo --test browser_live_site -- --ignored`.
 
-mod browser_support;
 mod site_support;
 
 use std::net::SocketAddr;
 use std::time::Duration;
 
-use browser_support::{Browser, shots_dir};
+use kiln_test_support::{Browser, shots_dir};
 use kiln_test_support::{pg_url, poll_until};
 use site_support::{PASSWORD, Site};
 

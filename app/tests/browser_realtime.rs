@@ -6,13 +6,12 @@
 //! Ignored by a plain `cargo test`, since it needs Chromium: `scripts/test` installs it
 //! (`scripts/browser`) and runs this test with `--ignored`.
 
-mod browser_support;
 mod site_support;
 
 use std::time::Duration;
 
-use browser_support::relay::Relay;
-use browser_support::{Browser, shots_dir};
+use kiln_test_support::Relay;
+use kiln_test_support::{Browser, shots_dir};
 use kiln_test_support::{Server, TempDir, poll_until};
 use site_support::Visitor;
 

@@ -9,13 +9,12 @@
 //! (`scripts/browser`) and runs this test with `--ignored`. `KILN_CHROMEDRIVER` names
 //! the driver (default: `chromedriver` on the `PATH`).
 
-mod browser_support;
 mod site_support;
 
 use std::time::Duration;
 
-use browser_support::{Browser, shots_dir};
 use kiln_test_support::poll_until;
+use kiln_test_support::{Browser, shots_dir};
 use site_support::{PASSWORD, Site};
 
 #[test]

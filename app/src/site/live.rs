@@ -80,6 +80,14 @@ impl LiveView for Discussion {
         self.readers = Some(readers);
     }
 
+    /// The copy goes: the others count one less at once, not after the heartbeat's
+    /// staleness.
+    fn disconnected(&mut self, socket: &mut LiveSocket<Self>) {
+        if let Some(readers) = self.readers.take() {
+            socket.spawn(readers.say("leave"));
+        }
+    }
+
     fn handle(&mut self, Event::Post(input): Event, socket: &mut LiveSocket<Self>) {
         let (author, body) = (input.author.unwrap_or_default(), input.body.unwrap_or_default());
         let refused = comments::check(Some(&author), Some(&body)).map_err(str::to_owned).and_then(

@@ -1,10 +1,10 @@
 //! How many readers have a page open, across instances: presence over the bus. Each
 //! open copy of a page has an id of its own and says so on the page's readers topic
 //! when it connects (`join`), every [`HEARTBEAT`] while open (`here`), and when it
-//! goes (`leave`); a copy that hears another join answers `here` at once, so that
-//! the newcomer counts it without waiting for a heartbeat. Each copy counts the
-//! distinct ids heard from within [`STALE`]: one whose instance died without a word
-//! drops out.
+//! goes (`leave`, from the view's `disconnected`); a copy that hears another join
+//! answers `here` at once, so that the newcomer counts it without waiting for a
+//! heartbeat. Each copy counts the distinct ids heard from within [`STALE`]: one whose
+//! instance died without a word drops out.
 
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
@@ -89,13 +89,6 @@ impl Readers {
             }
             Said
         }
-    }
-}
-
-/// A copy that goes says so: the others count one less at once, not after [`STALE`].
-impl Drop for Readers {
-    fn drop(&mut self) {
-        tokio::task::spawn_local(self.say("leave"));
     }
 }
 

@@ -2,8 +2,10 @@
 //! ([`on_worker`]), temporary directories ([`TempDir`]), the PostgreSQL under test
 //! ([`pg_url`]) and clusters of a test's own ([`Cluster`]), a raw HTTP/1.1 client
 //! ([`get`], [`request`]), a client for responses that stay open ([`Streaming`]), a
-//! spawned server binary ([`Server`]) and [`poll_until`].
+//! spawned server binary ([`Server`]), headless Chromium over WebDriver ([`Browser`],
+//! [`shots_dir`]) with a [`Relay`] in front of the server, and [`poll_until`].
 
+mod browser;
 mod http;
 mod postgres;
 mod server;
@@ -13,6 +15,8 @@ use std::future::Future;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+pub use browser::relay::Relay;
+pub use browser::{Browser, shots_dir};
 pub use http::{Reply, get, request};
 pub use postgres::{Cluster, pg_url};
 pub use server::Server;

@@ -117,7 +117,9 @@ impl<S: 'static> App<S> {
 
     /// Serves the live view `V` on its typed route (`V::Route`): the first answer is its
     /// whole page, mounted and rendered on the server (see [`crate::live`]).
-    /// The same path, asked for a WebSocket, is the page's socket; the client script
+    /// The same path, asked for a WebSocket, is the page's socket (asked for an event
+    /// stream, and posted to, the same where a proxy blocks WebSocket: the app cannot
+    /// have a `POST` route of its own on it); the client script
     /// is served once for all views, at [`crate::live`]'s content-hashed path.
     pub fn live<V: crate::live::LiveView<AppState = S>>(self) -> Self {
         let script = crate::live::client_path();
@@ -125,6 +127,9 @@ impl<S: 'static> App<S> {
         if !app.routes.iter().any(|r| r.pattern == script) {
             app = app.insert(script, Method::GET, "the live views' client script", crate::live::ClientScript);
         }
+        // The page's events, when it runs over an event stream (no WebSocket).
+        let events = crate::live::events::<V>();
+        let app = app.insert(V::Route::PATTERN, Method::POST, std::any::type_name::<V::Route>(), events);
         app.route::<_, crate::live::MountArgs<V>>(crate::live::page::<V>())
     }
 

@@ -82,14 +82,27 @@
     render(node, out) {
       if (typeof node === "string") return out.push(node);
       const parts = this.parts(node.f);
-      for (const slots of node.items ? node.items.map((item) => item.slots) : [node.slots]) {
+      for (const item of node.items || [node]) {
+        const at = out.length;
         out.push(parts[0]);
-        slots.forEach((slot, i) => {
+        item.slots.forEach((slot, i) => {
           this.render(slot, out);
           out.push(parts[i + 1]);
         });
+        if (item.key !== null && item.key !== undefined) out.splice(at, out.length - at, keyed(out.slice(at).join(""), item.key));
       }
     }
+  }
+
+  // An item of a keyed list, its first element marked with its key, so that the
+  // morph moves that element where the item moves (the server's markup is unchanged).
+  function keyed(html, key) {
+    const escaped = String(key).replace(/&/g, "&amp;").replace(/"/g, "&quot;").replace(/</g, "&lt;");
+    return html.replace(/^([^<]*<[A-Za-z][^\s/>]*)/, '$1 data-kiln-key="' + escaped + '"');
+  }
+
+  function keyOf(node) {
+    return node.nodeType === 1 ? node.getAttribute("data-kiln-key") : null;
   }
 
   // Brings the children of `from` (the page) to those of `to` (the new rendering) in
@@ -97,9 +110,29 @@
   // so that the focused field keeps its value and caret and the page its scroll.
   function morph(from, to) {
     let old = from.firstChild;
+    // The keyed elements of `from`, by key: found wherever they stand, then moved.
+    let keys = null;
     for (let next = to.firstChild; next; ) {
       const following = next.nextSibling;
-      if (!old) {
+      const key = keyOf(next);
+      if (key !== null) {
+        if (keys === null) {
+          keys = new Map();
+          for (const el of from.children) if (keyOf(el) !== null) keys.set(keyOf(el), el);
+        }
+        const match = keys.get(key);
+        if (match && match.parentNode === from && match.nodeName === next.nodeName) {
+          if (match === old) old = old.nextSibling;
+          else from.insertBefore(match, old);
+          update(match, next);
+        } else if (old && keyOf(old) === null && old.nodeName === next.nodeName && old.id === next.id) {
+          // The first answer's markup has no keys: its element takes the key.
+          update(old, next);
+          old = old.nextSibling;
+        } else {
+          from.insertBefore(next, old);
+        }
+      } else if (!old) {
         from.appendChild(next);
       } else if (old.nodeType === next.nodeType && old.nodeName === next.nodeName && old.id === next.id) {
         update(old, next);
@@ -179,6 +212,11 @@
     return el.name ? new URLSearchParams([[el.name, el.value]]).toString() : "";
   }
 
+  // Whether this page's views use the event stream: set once a WebSocket failed to
+  // open and a stream did (a proxy that blocks WebSocket), so later reconnections of
+  // every view of the page skip the socket.
+  let streamed = false;
+
   class View {
     constructor(root, index) {
       this.root = root;
@@ -186,7 +224,12 @@
       this.token = root.getAttribute("data-kiln-token");
       // A view embedded in a page of the app's own has its socket on its own route.
       this.path = root.getAttribute("data-kiln-path");
-      this.ws = null;
+      // `data-kiln-transport="sse"` on the container or around it (`<body>`): a site
+      // known to be behind a proxy that blocks WebSocket.
+      const transport = root.closest("[data-kiln-transport]");
+      this.forced = transport !== null && transport.getAttribute("data-kiln-transport") === "sse";
+      // The open connection: a socket or a stream, with `send(json)`.
+      this.link = null;
       this.tries = 0;
       this.timers = new Map();
       this.state(false);
@@ -199,32 +242,112 @@
       this.root.classList.toggle("kiln-disconnected", !connected);
     }
 
+    url() {
+      return this.path || location.pathname + location.search;
+    }
+
     connect() {
+      if (this.forced || streamed) return this.stream(false);
       const scheme = location.protocol === "https:" ? "wss://" : "ws://";
-      const path = this.path || location.pathname + location.search;
-      const ws = new WebSocket(scheme + location.host + path, [PROTOCOL, this.token]);
-      let replica = null;
-      ws.onmessage = (e) => {
-        const message = JSON.parse(e.data);
-        if (message.error !== undefined) return console.warn("kiln live: " + message.error);
-        if (replica === null) {
-          // The mount message: a fresh view (the server mounted it again).
-          replica = new Replica();
-          this.tries = 0;
-          this.state(true);
-        }
-        replica.apply(message);
-        morph(this.root, parse(replica.html()));
-      };
+      const ws = new WebSocket(scheme + location.host + this.url(), [PROTOCOL, this.token]);
+      const link = { replica: null, send: (json) => ws.readyState === WebSocket.OPEN && ws.send(json) };
+      let opened = false;
+      ws.onopen = () => (opened = true);
+      ws.onmessage = (e) => this.receive(link, e.data);
       ws.onclose = () => {
-        if (this.ws !== ws) return;
-        this.ws = null;
-        this.state(false);
-        const delay = Math.min(BACKOFF_LAST, BACKOFF_FIRST * 2 ** this.tries++) * (0.5 + Math.random() / 2);
-        // A socket refused before its mount may hold an expired token: take a fresh one.
-        setTimeout(() => (replica === null ? this.refresh() : this.connect()), delay);
+        if (this.link !== link) return;
+        this.link = null;
+        // Never opened: perhaps a proxy refuses WebSocket. The stream is tried at once.
+        if (!opened) return this.stream(true);
+        this.closed(link);
       };
-      this.ws = ws;
+      this.link = link;
+    }
+
+    // The view over an event stream: its messages come on a `text/event-stream`
+    // response, its events go as POSTs naming the stream (in order, one at a time).
+    stream(trial) {
+      const abort = new AbortController();
+      const headers = { "Kiln-Live-Token": this.token };
+      let id = null;
+      let sending = Promise.resolve();
+      const link = {
+        replica: null,
+        send: (json) => {
+          if (id === null) return;
+          const post = { method: "POST", credentials: "same-origin", body: json };
+          post.headers = Object.assign({ "Kiln-Live-Stream": id, "Content-Type": "application/json" }, headers);
+          sending = sending
+            .then(() => fetch(this.url(), post))
+            // A stream this process no longer has (it ended, or the server changed).
+            .then((res) => res.status === 404 && abort.abort())
+            .catch(() => {});
+        },
+      };
+      this.link = link;
+      const get = { headers: Object.assign({ Accept: "text/event-stream" }, headers), credentials: "same-origin" };
+      fetch(this.url(), Object.assign(get, { cache: "no-store", signal: abort.signal }))
+        .then(async (res) => {
+          if (!res.ok || !res.body) return;
+          if (trial) streamed = true;
+          const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
+          let text = "";
+          for (;;) {
+            const { value, done } = await reader.read();
+            if (done || this.link !== link) return;
+            text += value;
+            // The server ends each event with a blank line and each line with LF.
+            for (let end; (end = text.indexOf("\n\n")) >= 0; ) {
+              let type = "message";
+              const data = [];
+              for (const line of text.slice(0, end).split("\n")) {
+                if (line.startsWith("event: ")) type = line.slice(7);
+                if (line.startsWith("data: ")) data.push(line.slice(6));
+              }
+              text = text.slice(end + 2);
+              if (type === "kiln-stream") id = data.join("\n");
+              else if (type === "message" && data.length) this.receive(link, data.join("\n"));
+            }
+          }
+        })
+        .catch(() => {})
+        .finally(() => {
+          abort.abort();
+          if (this.link !== link) return;
+          this.link = null;
+          this.closed(link);
+        });
+    }
+
+    // A message of the server on `link`: the first is the mount message (a fresh
+    // view: the server mounted it again), then diffs.
+    receive(link, data) {
+      if (this.link !== link) return;
+      const message = JSON.parse(data);
+      if (message.error !== undefined) return console.warn("kiln live: " + message.error);
+      if (link.replica === null) {
+        link.replica = new Replica();
+        this.tries = 0;
+        this.state(true);
+      }
+      link.replica.apply(message);
+      // A focused element that moves (in a keyed row) is taken out and put back,
+      // which blurs it: it gets its focus and selection back.
+      const focused = document.activeElement;
+      const range = focused && typeof focused.selectionStart === "number" ? [focused.selectionStart, focused.selectionEnd] : null;
+      morph(this.root, parse(link.replica.html()));
+      if (focused && focused !== document.activeElement && focused.isConnected && this.root.contains(focused)) {
+        focused.focus({ preventScroll: true });
+        if (range) focused.setSelectionRange(range[0], range[1]);
+      }
+    }
+
+    // `link` has ended: reconnect after a backoff. One refused before its mount may
+    // hold an expired token: a fresh one is fetched first.
+    closed(link) {
+      this.state(false);
+      const delay = Math.min(BACKOFF_LAST, BACKOFF_FIRST * 2 ** this.tries++) * (0.5 + Math.random() / 2);
+      setTimeout(() => (link.replica === null ? this.refresh() : this.connect()), delay);
     }
 
     refresh() {
@@ -239,9 +362,7 @@
     }
 
     send(event, form) {
-      if (this.ws && this.ws.readyState === WebSocket.OPEN) {
-        this.ws.send(JSON.stringify(form === undefined ? { event } : { event, form }));
-      }
+      if (this.link) this.link.send(JSON.stringify(form === undefined ? { event } : { event, form }));
     }
 
     // The element inside this view, at or above the event's target, naming `name`.

@@ -33,7 +33,12 @@
 //!   got to the latest state goes. A socket never holds a queue of updates.
 //! - **A panic** in the view's code closes its socket with 1011; the worker goes on.
 //! - **Server push.** [`LiveView::connected`] subscribes the view to bus topics and
-//!   sets timers ([`LiveSocket`]), delivered through [`HandleInfo`].
+//!   sets timers ([`LiveSocket`]), delivered through [`HandleInfo`];
+//!   [`LiveView::disconnected`] runs once the page has gone.
+//! - **Where a proxy blocks WebSocket**, the client asks the same path for an event
+//!   stream (`Accept: text/event-stream`, the token in the `Kiln-Live-Token` header):
+//!   the same messages come as Server-Sent Events, and the page's events are `POST`s to
+//!   the path naming the stream (`Kiln-Live-Stream`), under the same checks and limits.
 //!
 //! # The markup
 //!
@@ -94,11 +99,15 @@ mod limits;
 mod list;
 mod mounted;
 mod page;
+mod post;
 mod push;
 mod replica;
 mod socket;
+mod sse;
+mod streams;
 mod testing;
 mod token;
+mod transport;
 mod view;
 
 #[doc(hidden)]
@@ -113,6 +122,7 @@ pub use kiln_html::{Item, List, Live, Part, Slot, Statics};
 pub use limits::{EVENT_BURST, EVENTS_PER_SECOND, Limits, MAX_ERRORS, MAX_EVENT_BYTES, MAX_UNSENT_BYTES, TOKEN_TTL};
 pub use mounted::Mounted;
 pub(crate) use page::{MountArgs, page};
+pub(crate) use post::events;
 pub use testing::LiveTest;
 pub use view::{HandleInfo, LiveSocket, LiveView};
 

@@ -1,6 +1,8 @@
 //! A live view's route: its first answer is the whole page over plain HTTP, rendered
 //! from the state its `mount` built, so that it reads (and is crawled) without
-//! JavaScript; the same path, asked for a WebSocket, is the page's socket.
+//! JavaScript; the same path, asked for a WebSocket, is the page's socket, and asked
+//! for `text/event-stream` (with the token in `Kiln-Live-Token`), its event stream
+//! (`sse.rs`).
 //!
 //! The first answer mounts the view ([`LiveView::mount`]; a rejection answers
 //! instead), renders it into a `<div data-kiln-live>` carrying the page's token, links
@@ -67,6 +69,7 @@ use crate::extract::{FromRequest, RequestContext, route_from_request};
 use crate::handler::{Dispatch, Handler, RouteHandler};
 use crate::live::client::client_path;
 use crate::live::socket;
+use crate::live::sse;
 use crate::live::token::{self, Claims, Refusal};
 use crate::live::view::LiveView;
 use crate::markup::{Asset, Flow, Fragment, PreEscaped};
@@ -103,7 +106,14 @@ impl<V: LiveView> Handler<MountArgs<V>, V::AppState> for LivePage<V> {
             // The visitor, by the signed CSRF cookie (set by the first answer if new).
             let visitor = Csrf::from_request(cx)?;
             let page = route.to_string();
-            if !is_upgrade(&cx.request()) {
+            let req = cx.request();
+            if sse::is_stream(&req) {
+                let token = sse::token(&req).ok_or_else(|| Rejection::custom(StatusCode::FORBIDDEN, sse::NO_TOKEN))?;
+                token::check(key, token, &claims::<V>(&page, &visitor), SystemTime::now())
+                    .map_err(|refusal| Rejection::custom(StatusCode::FORBIDDEN, refusal.reason()))?;
+                return Ok((route, page, key, Answer::Stream(token.to_owned())));
+            }
+            if !is_upgrade(&req) {
                 return Ok((route, page, key, Answer::Page(visitor)));
             }
             let ws = WebSocketUpgrade::from_request(cx)?;
@@ -141,6 +151,7 @@ impl<V: LiveView> Handler<MountArgs<V>, V::AppState> for LivePage<V> {
                     .max_message(V::LIMITS.max_event_bytes)
                     .on_upgrade(move |socket| socket::run(view, socket))
                     .into_response(res),
+                Answer::Stream(token) => sse::open(view, &token).into_response(res),
             }
         }))
     }
@@ -156,6 +167,8 @@ enum Answer {
     Page(Csrf),
     /// The page's socket, its token checked.
     Socket(WebSocketUpgrade),
+    /// The page's event stream (`sse.rs`), for its checked token.
+    Stream(String),
 }
 
 /// What a page's token vouches for: this view, on this page, for this visitor.

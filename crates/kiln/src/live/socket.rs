@@ -1,14 +1,20 @@
-//! A live view's socket: one [`Mounted`] view per page, from the mount message to the
-//! close. Each event from the page is decoded, checked against the view's
-//! [`Limits`] and handled; each message the server pushes is delivered; after either,
-//! the diff is sent. A page slow to read gets its changes coalesced: while more than
-//! [`Limits::max_unsent_bytes`] wait to be written, the view changes without
-//! rendering, and once the page has read, one diff from what it last got to the latest
-//! state is sent, so a socket holds at most one pending state, never a queue. A panic
-//! in the view ends its socket with 1011; the worker goes on.
+//! A live view's life on its page's connection: one [`Mounted`] view per page, from
+//! the mount message to the close, over a WebSocket or an event stream alike (the
+//! [`Outbox`] and [`Inbox`] of `transport.rs`). Each event from the page is decoded,
+//! checked against the view's [`Limits`] and handled; each message the server pushes
+//! is delivered; after either, the diff is sent. A page slow to read gets its changes
+//! coalesced: while more than [`Limits::max_unsent_bytes`] wait to be written, the view
+//! changes without rendering, and once the page has read, one diff from what it last
+//! got to the latest state is sent, so a connection holds at most one pending state,
+//! never a queue. A panic in the view ends its connection with 1011; the worker goes
+//! on. Any other end runs [`LiveView::disconnected`].
 
+use std::cell::RefCell;
 use std::future::poll_fn;
 use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::rc::Rc;
+use std::task::Poll;
+use std::time::Duration;
 
 use tokio::time::Instant;
 
@@ -16,11 +22,17 @@ use crate::live::diff::Diff;
 use crate::live::event::decode_event;
 use crate::live::limits::Limits;
 use crate::live::mounted::Mounted;
-use crate::live::view::LiveView;
-use crate::ws::{CloseCode, Message, TrySendError, WebSocket, WsReceiver, WsSender};
+use crate::live::transport::{FromPage, Inbox, Outbox, Unsent};
+use crate::live::view::{LiveSocket, LiveView};
+use crate::ws::{CloseCode, WebSocket};
 
-/// How a socket ended, when the server ends it.
-struct Closing(CloseCode, &'static str);
+/// How long the work that [`LiveView::disconnected`] starts may run once the page has
+/// gone: long enough for a publish or a query, short enough that a stuck one does not
+/// hold the view's memory.
+const LEAVING: Duration = Duration::from_secs(10);
+
+/// How a connection ended, when the server ends it.
+pub(crate) struct Closing(pub(crate) CloseCode, pub(crate) &'static str);
 
 /// The view panicked.
 const PANICKED: Closing = Closing(CloseCode::INTERNAL_ERROR, "the live view failed");
@@ -38,18 +50,38 @@ enum Refused {
 /// Runs `view` for the page at the other end of `socket` until either goes.
 pub(crate) async fn run<V: LiveView>(view: V, socket: WebSocket) {
     let (tx, mut rx) = socket.split();
-    if let Err(Closing(code, reason)) = serve(view, &tx, &mut rx).await {
-        if tx.close(code, reason).await.is_ok() {
-            // The close handshake runs while the receiver reads (RFC 6455 §7.1.2).
-            while rx.recv().await.is_some() {}
+    live(view, &tx, &mut rx).await;
+}
+
+/// Runs `view` for the page at the other end of `tx` and `rx` until either goes, then
+/// (unless the view panicked) its [`LiveView::disconnected`].
+pub(crate) async fn live<V: LiveView>(view: V, tx: &impl Outbox, rx: &mut impl Inbox) {
+    let (mut mounted, ended) = match caught(|| Mounted::connect(view)) {
+        Ok((mut mounted, mount)) => {
+            let ended = serve(&mut mounted, &mount, tx, rx).await;
+            (Some(mounted), ended)
         }
+        Err(panicked) => (None, Err(panicked)),
+    };
+    let panicked = matches!(ended, Err(Closing(code, _)) if code == PANICKED.0);
+    if let Err(Closing(code, reason)) = ended {
+        if tx.close(code, reason).await {
+            rx.finish().await;
+        }
+    }
+    if let (Some(mounted), false) = (&mut mounted, panicked) {
+        disconnected(mounted).await;
     }
 }
 
-async fn serve<V: LiveView>(view: V, tx: &WsSender, rx: &mut WsReceiver) -> Result<(), Closing> {
+async fn serve<V: LiveView>(
+    mounted: &mut Mounted<V>,
+    mount: &Diff,
+    tx: &impl Outbox,
+    rx: &mut impl Inbox,
+) -> Result<(), Closing> {
     let limits = V::LIMITS;
-    let (mut mounted, mount) = caught(|| Mounted::connect(view))?;
-    if !send(tx, &mount).await {
+    if !send(tx, mount).await {
         return Ok(());
     }
     let mut rate = Rate::new(&limits);
@@ -72,8 +104,8 @@ async fn serve<V: LiveView>(view: V, tx: &WsSender, rx: &mut WsReceiver) -> Resu
                 let refused = match message {
                     // Over the rate: refused, but not counted as an error, so that a
                     // fast typist's page is slowed, never closed (its state would go).
-                    Message::Text(_) if !rate.take() => Refused::Throttled,
-                    Message::Text(text) => match decode_event::<V::Event>(text.as_bytes()) {
+                    FromPage::Text(_) if !rate.take() => Refused::Throttled,
+                    FromPage::Text(text) => match decode_event::<V::Event>(text.as_bytes()) {
                         Ok(event) => {
                             caught(|| mounted.handle(event))?;
                             dirty = true;
@@ -81,7 +113,8 @@ async fn serve<V: LiveView>(view: V, tx: &WsSender, rx: &mut WsReceiver) -> Resu
                         }
                         Err(error) => Refused::Invalid(error.to_string()),
                     },
-                    Message::Binary(_) => Refused::Invalid("events are JSON text".to_owned()),
+                    FromPage::Other => Refused::Invalid("events are JSON text".to_owned()),
+                    FromPage::TooLarge => return Err(Closing(CloseCode::MESSAGE_TOO_BIG, "event too large")),
                 };
                 let why = match refused {
                     Refused::Throttled => THROTTLED.to_owned(),
@@ -96,7 +129,7 @@ async fn serve<V: LiveView>(view: V, tx: &WsSender, rx: &mut WsReceiver) -> Resu
                 // Told to the page, which may log it; the view is untouched. A page
                 // that reads nothing misses replies rather than queueing them.
                 let reply = serde_json::json!({ "error": why }).to_string();
-                if let Err(TrySendError::Closed(_)) = tx.try_send(reply) {
+                if let Err(Unsent::Closed) = tx.try_send(reply) {
                     return Ok(());
                 }
             }
@@ -105,7 +138,7 @@ async fn serve<V: LiveView>(view: V, tx: &WsSender, rx: &mut WsReceiver) -> Resu
                 dirty = true;
             }
             written = tx.flush(), if dirty && backed_up => {
-                if written.is_err() {
+                if !written {
                     return Ok(());
                 }
             }
@@ -113,21 +146,52 @@ async fn serve<V: LiveView>(view: V, tx: &WsSender, rx: &mut WsReceiver) -> Resu
     }
 }
 
-/// Runs a piece of the view's code; a panic in it ends the socket with 1011 (the
+/// Runs the view's [`LiveView::disconnected`] once its page has gone: its push sources
+/// stop, and the work the hook starts runs to its end (at most [`LEAVING`]), its
+/// results handed to the view as usual.
+async fn disconnected<V: LiveView>(mounted: &mut Mounted<V>) {
+    let leaving = Rc::new(RefCell::new(None));
+    let hook = Rc::clone(&leaving);
+    let ran = caught(|| {
+        mounted.deliver(Box::new(move |view: &mut V, socket: &mut LiveSocket<V>| {
+            // The subscriptions and timers of the open page go with it.
+            *socket = LiveSocket::new();
+            view.disconnected(socket);
+            *hook.borrow_mut() = Some(std::mem::replace(socket, LiveSocket::new()));
+        }))
+    });
+    let (Ok(()), Some(mut work)) = (ran, leaving.take()) else { return };
+    let _ = tokio::time::timeout(LEAVING, async {
+        loop {
+            let next = poll_fn(|cx| match work.poll_next(cx) {
+                Poll::Ready(delivery) => Poll::Ready(Some(delivery)),
+                Poll::Pending if work.is_idle() => Poll::Ready(None),
+                Poll::Pending => Poll::Pending,
+            });
+            let Some(delivery) = next.await else { return };
+            if caught(|| mounted.deliver(delivery)).is_err() {
+                return;
+            }
+        }
+    })
+    .await;
+}
+
+/// Runs a piece of the view's code; a panic in it ends the connection with 1011 (the
 /// view's state may be half changed, so it is not used again).
 fn caught<T>(f: impl FnOnce() -> T) -> Result<T, Closing> {
     catch_unwind(AssertUnwindSafe(f)).map_err(|_| PANICKED)
 }
 
-/// Queues a diff (nothing when empty), for the receiver to write out as it waits;
-/// false once the socket is closed. The caller sends only while the queue holds at
-/// most `max_unsent_bytes`, so only a diff larger than the socket's whole queue waits.
-async fn send(tx: &WsSender, diff: &Diff) -> bool {
+/// Queues a diff (nothing when empty), for the connection to write out as it can;
+/// false once the page has gone. The caller sends only while the queue holds at most
+/// `max_unsent_bytes`, so only a diff larger than the whole queue waits.
+async fn send(tx: &impl Outbox, diff: &Diff) -> bool {
     let Some(json) = diff.to_json() else { return true };
     match tx.try_send(json) {
         Ok(()) => true,
-        Err(TrySendError::Full(json)) => tx.send(json).await.is_ok(),
-        Err(TrySendError::Closed(_)) => false,
+        Err(Unsent::Full(json)) => tx.send(json).await,
+        Err(Unsent::Closed) => false,
     }
 }
 

@@ -101,6 +101,16 @@ pub trait LiveView: Sized + 'static {
         let _ = socket;
     }
 
+    /// Called once when the page's connection has ended for any reason but a panic in
+    /// the view (the page closed or reloaded, the network dropped, the server closed
+    /// it: too many invalid events, a drain): the place to say that the page left. The
+    /// view's subscriptions and timers have stopped; work it starts here
+    /// ([`LiveSocket::spawn`]: a publish, a query) still runs to its end, for at most
+    /// ten seconds, its result handed to [`HandleInfo`] as usual.
+    fn disconnected(&mut self, socket: &mut LiveSocket<Self>) {
+        let _ = socket;
+    }
+
     /// Changes the state for an event from the page. Work to await (a query, a
     /// publish) is started on the `socket` ([`LiveSocket::spawn`]) and its result comes
     /// back as a message ([`HandleInfo`]); the socket may also subscribe and set timers.
@@ -223,6 +233,11 @@ impl<V> LiveSocket<V> {
     /// Adds a source of messages (`push.rs` makes them).
     pub(crate) fn add(&mut self, source: Box<dyn Source<V>>) {
         self.sources.push(source);
+    }
+
+    /// Whether no source is left: nothing more will be delivered.
+    pub(crate) fn is_idle(&self) -> bool {
+        self.sources.is_empty()
     }
 
     /// The next delivery of any source; pending forever when there is none (the

@@ -22,15 +22,15 @@ struct State {
 }
 
 /// The relay; its threads end with the test binary (each one is bounded by its sockets).
-pub(crate) struct Relay {
+pub struct Relay {
     /// Where the browser connects.
-    pub(crate) addr: SocketAddr,
+    pub addr: SocketAddr,
     state: Arc<(Mutex<State>, Condvar)>,
 }
 
 impl Relay {
     /// A relay on a free loopback port, forwarding to `target`.
-    pub(crate) fn start(target: SocketAddr) -> Relay {
+    pub fn start(target: SocketAddr) -> Relay {
         let listener = TcpListener::bind("127.0.0.1:0").expect("bind the relay");
         let addr = listener.local_addr().expect("its address");
         let state = Arc::new((Mutex::new(State { target: Some(target), ..State::default() }), Condvar::new()));
@@ -45,23 +45,23 @@ impl Relay {
     }
 
     /// New connections wait (accepted, not forwarded) until [`forward_to`](Self::forward_to).
-    pub(crate) fn hold(&self) {
+    pub fn hold(&self) {
         self.state.0.lock().unwrap().target = None;
     }
 
     /// New and held connections go to `target`.
-    pub(crate) fn forward_to(&self, target: SocketAddr) {
+    pub fn forward_to(&self, target: SocketAddr) {
         self.state.0.lock().unwrap().target = Some(target);
         self.state.1.notify_all();
     }
 
     /// How many connections wait for a target.
-    pub(crate) fn held(&self) -> usize {
+    pub fn held(&self) -> usize {
         self.state.0.lock().unwrap().held
     }
 
     /// What each client sent so far, one string per connection.
-    pub(crate) fn requests(&self) -> Vec<String> {
+    pub fn requests(&self) -> Vec<String> {
         let state = self.state.0.lock().unwrap();
         state.sent.iter().map(|s| String::from_utf8_lossy(&s.lock().unwrap()).into_owned()).collect()
     }

@@ -1,11 +1,10 @@
-#![allow(dead_code)]
 //! What the browser tests share: Debian's headless Chromium driven over WebDriver
 //! (plain HTTP and JSON to `chromedriver` on 127.0.0.1), and where screenshots go.
 //!
 //! The tests that use it are ignored by a plain `cargo test`, since they need
 //! Chromium: `scripts/test` installs it (`scripts/browser`) and runs them with
 //! `--ignored`. `KILN_CHROMEDRIVER` names the driver (default: `chromedriver` on the
-//! `PATH`). Each test binary uses a part of it, hence the `dead_code` allowance.
+//! `PATH`). [`Relay`](relay::Relay) sits between a browser and the server under test.
 
 pub(crate) mod relay;
 
@@ -15,23 +14,24 @@ use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
-use kiln_test_support::poll_until;
+use crate::poll_until;
 use serde_json::{Value, json};
 
 /// The W3C WebDriver key of an element reference.
 const ELEMENT: &str = "element-6066-11e4-a52e-4f735466cecf";
 
 /// A `chromedriver` process and one browser session in it, both ended on drop.
-pub(crate) struct Browser {
+pub struct Browser {
     driver: Child,
     addr: SocketAddr,
     session: String,
-    pub(crate) shots: PathBuf,
+    /// Where its screenshots go.
+    pub shots: PathBuf,
 }
 
 impl Browser {
     /// Starts the driver and a session; `args` go to Chromium after the defaults.
-    pub(crate) fn start(shots: PathBuf, args: &[&str]) -> Browser {
+    pub fn start(shots: PathBuf, args: &[&str]) -> Browser {
         let port = TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr()).expect("a free port").port();
         let program = std::env::var("KILN_CHROMEDRIVER").unwrap_or_else(|_| "chromedriver".into());
         let driver = Command::new(&program)
@@ -68,7 +68,7 @@ impl Browser {
     }
 
     /// One WebDriver command; its `value`, or a panic naming the error.
-    pub(crate) fn call(&self, method: &str, path: &str, body: Option<Value>) -> Value {
+    pub fn call(&self, method: &str, path: &str, body: Option<Value>) -> Value {
         let path = if path == "/session" { path.to_owned() } else { format!("/session/{}{path}", self.session) };
         let body = body.map(|b| b.to_string()).unwrap_or_default();
         let (status, reply) =
@@ -78,53 +78,60 @@ impl Browser {
         answer["value"].clone()
     }
 
-    pub(crate) fn open(&self, url: &str) {
+    /// Navigates to `url`.
+    pub fn open(&self, url: &str) {
         self.call("POST", "/url", Some(json!({"url": url})));
     }
 
-    pub(crate) fn find(&self, css: &str) -> String {
+    /// The element matching `css` (its WebDriver reference); panics if none.
+    pub fn find(&self, css: &str) -> String {
         let value = self.call("POST", "/element", Some(json!({"using": "css selector", "value": css})));
         value[ELEMENT].as_str().unwrap_or_else(|| panic!("no element {css}")).to_owned()
     }
 
-    pub(crate) fn click(&self, css: &str) {
+    /// Clicks the element matching `css`.
+    pub fn click(&self, css: &str) {
         let element = self.find(css);
         self.call("POST", &format!("/element/{element}/click"), Some(json!({})));
     }
 
-    pub(crate) fn clear_and_type(&self, css: &str, text: &str) {
+    /// Empties the field matching `css` and types `text` into it, key by key.
+    pub fn clear_and_type(&self, css: &str, text: &str) {
         let element = self.find(css);
         self.call("POST", &format!("/element/{element}/clear"), Some(json!({})));
         self.call("POST", &format!("/element/{element}/value"), Some(json!({"text": text})));
     }
 
-    pub(crate) fn url(&self) -> String {
+    /// The page's URL now.
+    pub fn url(&self) -> String {
         self.call("GET", "/url", None).as_str().expect("url").to_owned()
     }
 
     /// Waits (at most ten seconds) for a page whose URL `fits`: a click's navigation
     /// may still be under way when the click returns.
-    pub(crate) fn wait_for(&self, what: &str, fits: impl Fn(&str) -> bool) -> String {
+    pub fn wait_for(&self, what: &str, fits: impl Fn(&str) -> bool) -> String {
         poll_until(Duration::from_secs(10), || Some(self.url()).filter(|url| fits(url)))
             .unwrap_or_else(|| panic!("never reached {what}: still at {}", self.url()))
     }
 
     /// Waits for the page at exactly `url`.
-    pub(crate) fn wait_for_url(&self, url: &str) {
+    pub fn wait_for_url(&self, url: &str) {
         self.wait_for(url, |at| at == url);
     }
 
-    pub(crate) fn source(&self) -> String {
+    /// The page's HTML as the browser now has it.
+    pub fn source(&self) -> String {
         self.call("GET", "/source", None).as_str().expect("source").to_owned()
     }
 
-    pub(crate) fn text_of(&self, css: &str) -> String {
+    /// The text of the element matching `css`.
+    pub fn text_of(&self, css: &str) -> String {
         let element = self.find(css);
         self.call("GET", &format!("/element/{element}/text"), None).as_str().expect("text").to_owned()
     }
 
     /// Saves a screenshot as `name.png`, and returns its path.
-    pub(crate) fn screenshot(&self, name: &str) -> PathBuf {
+    pub fn screenshot(&self, name: &str) -> PathBuf {
         let png = base64(self.call("GET", "/screenshot", None).as_str().expect("base64"));
         assert!(png.starts_with(b"\x89PNG"), "a PNG");
         let path = self.shots.join(format!("{name}.png"));
@@ -133,19 +140,19 @@ impl Browser {
     }
 
     /// Runs `script` (a function body; `return` gives the result) in the page.
-    pub(crate) fn execute(&self, script: &str) -> Value {
+    pub fn execute(&self, script: &str) -> Value {
         self.call("POST", "/execute/sync", Some(json!({"script": script, "args": []})))
     }
 
     /// Runs `script` in the page and waits for it to call its last argument (the
     /// callback `arguments[arguments.length - 1]`) with the result; at most the
     /// driver's script timeout (30 s by default).
-    pub(crate) fn execute_async(&self, script: &str) -> Value {
+    pub fn execute_async(&self, script: &str) -> Value {
         self.call("POST", "/execute/async", Some(json!({"script": script, "args": []})))
     }
 
     /// Fails on any message the console logged at error level since the last call.
-    pub(crate) fn assert_no_console_errors(&self, step: &str) {
+    pub fn assert_no_console_errors(&self, step: &str) {
         let logs = self.call("POST", "/se/log", Some(json!({"type": "browser"})));
         let errors: Vec<&Value> =
             logs.as_array().expect("log entries").iter().filter(|e| e["level"] == "SEVERE").collect();
@@ -217,9 +224,11 @@ fn base64(text: &str) -> Vec<u8> {
     out
 }
 
-/// Where the screenshots go: `target/browser-test/`.
-pub(crate) fn shots_dir() -> PathBuf {
-    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).parent().expect("the target dir").join("browser-test");
+/// Where the screenshots go: `target/browser-test/`, beside the test binary's
+/// `target/debug/deps/`.
+pub fn shots_dir() -> PathBuf {
+    let exe = std::env::current_exe().expect("the test binary's path");
+    let dir = exe.ancestors().nth(3).expect("the target dir").join("browser-test");
     std::fs::create_dir_all(&dir).expect("the screenshots' folder");
     dir
 }
