@@ -96,10 +96,12 @@ mod mounted;
 mod page;
 mod push;
 mod replica;
+mod share;
 mod socket;
 mod testing;
 mod token;
 mod view;
+mod wire;
 
 #[doc(hidden)]
 #[path = "rt.rs"]
