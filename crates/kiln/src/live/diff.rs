@@ -171,7 +171,8 @@ struct Writer<'a> {
 
 impl<'a> Writer<'a> {
     fn new(sent: &'a mut Vec<u64>) -> Self {
-        Writer { sent, out: String::new(), log: Vec::new() }
+        // Most diffs are a few slots: one allocation, rarely grown.
+        Writer { sent, out: String::with_capacity(128), log: Vec::new() }
     }
 
     /// The text written, `None` when nothing was.

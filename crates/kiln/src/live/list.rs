@@ -3,7 +3,7 @@
 //! that keep their relative order (a longest increasing subsequence of their old
 //! positions) stay where they are, and only the others move.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 
 use kiln_html::{Item, Slot};
 
@@ -29,7 +29,10 @@ pub(crate) fn keyed_diff(writer: &mut impl SlotWriter, old: &[Item], new: &[Item
     let old_at = positions(old)?;
     let new_keys = positions(new)?;
     let kept: Vec<usize> = new.iter().filter_map(|item| item.key().and_then(|key| old_at.get(key).copied())).collect();
-    let stay: HashSet<usize> = longest_increasing(&kept).into_iter().collect();
+    let mut stay = vec![false; old.len()];
+    for at in longest_increasing(&kept) {
+        stay[at] = true;
+    }
 
     let start = writer.out().len();
     writer.out().push('{');
@@ -54,7 +57,7 @@ pub(crate) fn keyed_diff(writer: &mut impl SlotWriter, old: &[Item], new: &[Item
     for item in new {
         let key = item.key()?;
         let at = old_at.get(key);
-        if at.is_none_or(|at| !stay.contains(at)) {
+        if at.is_none_or(|&at| !stay[at]) {
             let out = writer.out();
             out.push_str(match (ops, sections) {
                 (0, 0) => "\"o\":[",
@@ -115,9 +118,13 @@ pub(crate) fn keyed_diff(writer: &mut impl SlotWriter, old: &[Item], new: &[Item
     Some(sections > 0)
 }
 
+/// Keys to positions, hashed with foldhash (seeded per process): SipHash cost most of
+/// a list's diff.
+type Positions<'a> = HashMap<&'a str, usize, foldhash::fast::RandomState>;
+
 /// Each key's position, or `None` when a key is missing or repeats.
-fn positions(items: &[Item]) -> Option<HashMap<&str, usize>> {
-    let mut at = HashMap::with_capacity(items.len());
+fn positions(items: &[Item]) -> Option<Positions<'_>> {
+    let mut at = Positions::with_capacity_and_hasher(items.len(), Default::default());
     for (i, item) in items.iter().enumerate() {
         if at.insert(item.key()?, i).is_some() {
             return None;

@@ -32,8 +32,12 @@ struct Shared {
     log: StaticsLog,
 }
 
+/// The worker's shared renderings, by transition (hashed with foldhash: the keys are
+/// the views' own, and SipHash cost more than the rest of a shared delivery).
+type Renderings = HashMap<Transition, Rc<Shared>, foldhash::fast::RandomState>;
+
 thread_local! {
-    static SHARED: RefCell<HashMap<Transition, Rc<Shared>>> = RefCell::new(HashMap::new());
+    static SHARED: RefCell<Renderings> = RefCell::new(Renderings::default());
 }
 
 fn shared(transition: &Transition) -> Option<Rc<Shared>> {
