@@ -4,6 +4,8 @@
 //! and each view, subscribed when its page connected, appends it; the page is sent
 //! that one line, as a keyed insert. A line the bus refuses is shown to its sender.
 
+use std::hash::{DefaultHasher, Hash, Hasher};
+
 use kiln::live::{HandleInfo, Live, LiveSocket, LiveView};
 use kiln::markup::{Document, ExternalUrl, Flow, Fragment, PreEscaped};
 use kiln::realtime::{Bus, LocalBus, Message};
@@ -87,6 +89,15 @@ impl LiveView for Chat {
         }
     }
 
+    // Every page of a room that heard the same lines renders the same: a message to
+    // the room is rendered once per worker, not once per page. The key hashes what
+    // `render` reads (the room, the lines by their bus ids, the refusal).
+    fn render_key(&self) -> Option<u64> {
+        let first = self.lines.first().map(|(id, _)| *id);
+        let last = self.lines.last().map(|(id, _)| *id);
+        Some(hash(&(&self.room, first, last, self.lines.len(), self.refused)))
+    }
+
     fn render(&self) -> Live<Event> {
         live_html! {
             h1 { "#" (self.room) }
@@ -116,6 +127,12 @@ impl HandleInfo<Said> for Chat {
     fn handle_info(&mut self, Said(taken): Said, _: &mut LiveSocket<Self>) {
         self.refused = !taken;
     }
+}
+
+fn hash(value: &impl Hash) -> u64 {
+    let mut hasher = DefaultHasher::new();
+    value.hash(&mut hasher);
+    hasher.finish()
 }
 
 /// The app: every worker on one bus, so that a room spans them all.

@@ -1,78 +1,160 @@
 //! What goes on the wire: a rendering as the client first receives it, and the
-//! difference between two renderings of the same view (the format is in `mod.rs`).
+//! difference between two renderings of the same view (the format is in `mod.rs`),
+//! written straight into the message's text.
 
-use std::collections::HashSet;
+use std::cell::OnceCell;
 use std::fmt;
+use std::rc::Rc;
 
 use kiln_html::{Item, List, Part, Slot, Statics};
-use serde_json::{Map, Value};
+use serde_json::Value;
 
-use crate::live::list;
+use crate::live::{list, wire};
 
 /// One message from a view to its page: the whole rendering at mount, then what
 /// changed after each update. Empty when nothing changed: then nothing is sent.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Diff(Option<Value>);
+#[derive(Clone, Default)]
+pub struct Diff {
+    /// The compact JSON text, shared by every page sent the same message.
+    text: Option<Rc<str>>,
+    /// The text parsed, when asked for.
+    json: OnceCell<Value>,
+}
 
 impl Diff {
-    /// Whether nothing changed, and there is nothing to send.
-    pub fn is_empty(&self) -> bool {
-        self.0.is_none()
+    pub(crate) fn new(text: Option<Rc<str>>) -> Self {
+        Diff { text, json: OnceCell::new() }
     }
 
-    /// The message as JSON, `None` when there is nothing to send.
+    /// Whether nothing changed, and there is nothing to send.
+    pub fn is_empty(&self) -> bool {
+        self.text.is_none()
+    }
+
+    /// The message as JSON (parsed from its text), `None` when there is nothing to send.
     pub fn json(&self) -> Option<&Value> {
-        self.0.as_ref()
+        let text = self.text.as_deref()?;
+        Some(self.json.get_or_init(|| serde_json::from_str(text).expect("a diff is JSON")))
     }
 
     /// The message as compact JSON text, `None` when there is nothing to send.
     pub fn to_json(&self) -> Option<String> {
-        self.0.as_ref().map(Value::to_string)
+        self.text.as_deref().map(str::to_owned)
+    }
+
+    /// The message's compact JSON text, `None` when there is nothing to send.
+    pub fn as_str(&self) -> Option<&str> {
+        self.text.as_deref()
+    }
+}
+
+impl PartialEq for Diff {
+    fn eq(&self, other: &Self) -> bool {
+        self.text == other.text
+    }
+}
+
+impl Eq for Diff {}
+
+impl fmt::Debug for Diff {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_tuple("Diff").field(&self.text.as_deref()).finish()
     }
 }
 
 impl fmt::Display for Diff {
     /// The compact JSON text; nothing for an empty diff.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match &self.0 {
-            Some(json) => write!(f, "{json}"),
-            None => Ok(()),
-        }
+        f.write_str(self.text.as_deref().unwrap_or(""))
     }
 }
 
 /// The last rendering of one mounted view, and which statics its client holds.
 #[derive(Debug)]
 pub struct Tracker {
-    last: Part,
-    /// Fingerprints whose statics were sent: sent once, named by fingerprint after.
-    sent: HashSet<u64>,
+    /// Shared with other views in the same state when the view has a
+    /// [`render_key`](crate::live::LiveView::render_key).
+    last: Rc<Part>,
+    /// The render key `last` was rendered under, if the view gives one.
+    key: Option<u64>,
+    /// Fingerprints whose statics were sent: sent once, named by fingerprint after. A
+    /// view has a handful of blocks, so a list searched in order is smallest.
+    sent: Vec<u64>,
 }
+
+/// Which statics a message named, in order, and whether it sent their parts: another
+/// page may be sent the same text only if it holds exactly the statics this one did.
+pub(crate) type StaticsLog = Vec<(u64, bool)>;
 
 impl Tracker {
     /// Starts tracking a view from its first rendering; the [`Diff`] is the mount
     /// message, with every statics, fingerprint and slot.
     pub fn mount(part: Part) -> (Tracker, Diff) {
-        let mut sent = HashSet::new();
-        let json = Writer { sent: &mut sent }.part(&part);
-        (Tracker { last: part, sent }, Diff(Some(json)))
+        let (tracker, diff, _) = Tracker::mount_shared(Rc::new(part), None);
+        (tracker, diff)
     }
 
     /// Records a new rendering and gives what changed since the last one.
     pub fn update(&mut self, part: Part) -> Diff {
-        let mut writer = Writer { sent: &mut self.sent };
-        let json = if same_statics(self.last.statics(), part.statics()) {
-            writer.part_diff(&self.last, &part).map(Value::Object)
-        } else {
-            Some(writer.part(&part))
-        };
-        self.last = part;
-        Diff(json)
+        self.update_shared(Rc::new(part), None).0
     }
 
     /// The last rendering.
     pub fn last(&self) -> &Part {
         &self.last
+    }
+
+    /// The render key of the last rendering.
+    pub(crate) fn key(&self) -> Option<u64> {
+        self.key
+    }
+
+    /// [`mount`](Self::mount) of a rendering made under `key`, with the statics it sent.
+    pub(crate) fn mount_shared(part: Rc<Part>, key: Option<u64>) -> (Tracker, Diff, StaticsLog) {
+        let mut tracker = Tracker { last: part, key, sent: Vec::new() };
+        let mut writer = Writer::new(&mut tracker.sent);
+        writer.part(&tracker.last);
+        let (text, log) = writer.finish();
+        (tracker, Diff::new(text), log)
+    }
+
+    /// [`update`](Self::update) to a rendering made under `key`, with the statics it sent.
+    pub(crate) fn update_shared(&mut self, part: Rc<Part>, key: Option<u64>) -> (Diff, StaticsLog) {
+        let mut writer = Writer::new(&mut self.sent);
+        if same_statics(self.last.statics(), part.statics()) {
+            writer.part_diff(&self.last, &part);
+        } else {
+            writer.part(&part);
+        }
+        let (text, log) = writer.finish();
+        self.last = part;
+        self.key = key;
+        (Diff::new(text), log)
+    }
+
+    /// The tracker of a page mounted with the mount message made for another page
+    /// (by [`mount_shared`](Self::mount_shared)): `None` only if that message did not
+    /// send every statics it named, which a mount message always does.
+    pub(crate) fn mount_following(part: &Rc<Part>, key: Option<u64>, log: &StaticsLog) -> Option<Tracker> {
+        let mut tracker = Tracker { last: Rc::clone(part), key, sent: Vec::new() };
+        tracker.follow(part, key, log).then_some(tracker)
+    }
+
+    /// Takes a message made for another page (by [`mount_shared`](Self::mount_shared)
+    /// or [`update_shared`](Self::update_shared)) from the same rendering this page
+    /// holds to `part`, if this page holds the statics that one did; `false` (and
+    /// nothing changed) otherwise.
+    pub(crate) fn follow(&mut self, part: &Rc<Part>, key: Option<u64>, log: &StaticsLog) -> bool {
+        for (i, &(fingerprint, with_parts)) in log.iter().enumerate() {
+            let held = self.sent.contains(&fingerprint) || log[..i].iter().any(|&(f, sent)| sent && f == fingerprint);
+            if with_parts == held {
+                return false;
+            }
+        }
+        self.sent.extend(log.iter().filter(|(_, with_parts)| *with_parts).map(|(fingerprint, _)| *fingerprint));
+        self.last = Rc::clone(part);
+        self.key = key;
+        true
     }
 }
 
@@ -80,104 +162,182 @@ fn same_statics(a: &Statics, b: &Statics) -> bool {
     a.fingerprint() == b.fingerprint()
 }
 
-/// Writes renderings and diffs, adding the statics a client lacks.
+/// Writes renderings and diffs as JSON text, adding the statics a client lacks.
 struct Writer<'a> {
-    sent: &'a mut HashSet<u64>,
+    sent: &'a mut Vec<u64>,
+    out: String,
+    log: StaticsLog,
 }
 
-impl Writer<'_> {
+impl<'a> Writer<'a> {
+    fn new(sent: &'a mut Vec<u64>) -> Self {
+        // Most diffs are a few slots: one allocation, rarely grown.
+        Writer { sent, out: String::with_capacity(128), log: Vec::new() }
+    }
+
+    /// The text written, `None` when nothing was.
+    fn finish(self) -> (Option<Rc<str>>, StaticsLog) {
+        ((!self.out.is_empty()).then(|| Rc::from(self.out)), self.log)
+    }
+
     /// `"f"` and, the first time, `"s"`.
-    fn statics(&mut self, statics: &Statics, json: &mut Map<String, Value>) {
-        json.insert("f".into(), Value::String(format!("{:016x}", statics.fingerprint())));
-        if self.sent.insert(statics.fingerprint()) {
-            json.insert("s".into(), statics.parts().iter().map(|s| Value::from(*s)).collect());
+    fn statics(&mut self, statics: &Statics) {
+        let fingerprint = statics.fingerprint();
+        self.out.push_str("\"f\":");
+        wire::fingerprint(&mut self.out, fingerprint);
+        let new = !self.sent.contains(&fingerprint);
+        self.log.push((fingerprint, new));
+        if new {
+            self.sent.push(fingerprint);
+            self.out.push_str(",\"s\":[");
+            for (i, part) in statics.parts().iter().enumerate() {
+                if i > 0 {
+                    self.out.push(',');
+                }
+                wire::string(&mut self.out, part);
+            }
+            self.out.push(']');
         }
     }
 
-    fn part(&mut self, part: &Part) -> Value {
-        let mut json = Map::new();
-        self.statics(part.statics(), &mut json);
+    fn part(&mut self, part: &Part) {
+        self.out.push('{');
+        self.statics(part.statics());
         for (i, slot) in part.slots().iter().enumerate() {
-            let slot = self.slot(slot);
-            json.insert(i.to_string(), slot);
+            self.out.push(',');
+            wire::index_key(&mut self.out, i);
+            self.slot(slot);
         }
-        Value::Object(json)
+        self.out.push('}');
     }
 
-    fn slots(&mut self, slots: &[Slot]) -> Value {
-        slots.iter().map(|slot| self.slot(slot)).collect()
+    fn slots(&mut self, slots: &[Slot]) {
+        self.out.push('[');
+        for (i, slot) in slots.iter().enumerate() {
+            if i > 0 {
+                self.out.push(',');
+            }
+            self.slot(slot);
+        }
+        self.out.push(']');
     }
 
-    fn slot(&mut self, slot: &Slot) -> Value {
+    fn slot(&mut self, slot: &Slot) {
         match slot {
-            Slot::Text(text) => Value::from(text.as_str()),
+            Slot::Text(text) => wire::string(&mut self.out, text),
             Slot::Part(part) => self.part(part),
             Slot::List(list) => self.list(list),
         }
     }
 
-    fn list(&mut self, list: &List) -> Value {
-        let mut json = Map::new();
-        self.statics(list.statics(), &mut json);
-        json.insert("d".into(), list.items().iter().map(|item| self.slots(item.slots())).collect());
-        if list.is_keyed() && !list.items().is_empty() {
-            json.insert("k".into(), list.items().iter().map(|item| Value::from(item.key())).collect());
+    fn items(&mut self, items: &[Item]) {
+        self.out.push('[');
+        for (i, item) in items.iter().enumerate() {
+            if i > 0 {
+                self.out.push(',');
+            }
+            self.slots(item.slots());
         }
-        Value::Object(json)
+        self.out.push(']');
+    }
+
+    fn list(&mut self, list: &List) {
+        self.out.push('{');
+        self.statics(list.statics());
+        self.out.push_str(",\"d\":");
+        self.items(list.items());
+        if list.is_keyed() && !list.items().is_empty() {
+            self.out.push_str(",\"k\":[");
+            for (i, item) in list.items().iter().enumerate() {
+                if i > 0 {
+                    self.out.push(',');
+                }
+                wire::string(&mut self.out, item.key().unwrap_or_default());
+            }
+            self.out.push(']');
+        }
+        self.out.push('}');
     }
 
     /// The slots of `new` that differ from `old`'s, which has the same statics.
-    fn part_diff(&mut self, old: &Part, new: &Part) -> Option<Map<String, Value>> {
+    fn part_diff(&mut self, old: &Part, new: &Part) -> bool {
         self.slots_diff(old.slots(), new.slots())
     }
 
-    fn slots_diff(&mut self, old: &[Slot], new: &[Slot]) -> Option<Map<String, Value>> {
-        let mut json = Map::new();
+    /// Writes `{"i": diff}` for the slots that changed; nothing (false) when none did.
+    fn slots_diff(&mut self, old: &[Slot], new: &[Slot]) -> bool {
+        let start = self.out.len();
+        self.out.push('{');
+        let mut changed = false;
         for (i, (old, new)) in old.iter().zip(new).enumerate() {
-            if let Some(diff) = self.slot_diff(old, new) {
-                json.insert(i.to_string(), diff);
+            let mark = self.out.len();
+            if changed {
+                self.out.push(',');
+            }
+            wire::index_key(&mut self.out, i);
+            if self.slot_diff(old, new) {
+                changed = true;
+            } else {
+                self.out.truncate(mark);
             }
         }
-        (!json.is_empty()).then_some(json)
+        if changed {
+            self.out.push('}');
+        } else {
+            self.out.truncate(start);
+        }
+        changed
     }
 
-    fn slot_diff(&mut self, old: &Slot, new: &Slot) -> Option<Value> {
+    /// Writes a slot's diff; nothing (false) when it did not change.
+    fn slot_diff(&mut self, old: &Slot, new: &Slot) -> bool {
         match (old, new) {
-            (Slot::Text(old), Slot::Text(new)) => (old != new).then(|| Value::from(new.as_str())),
+            (Slot::Text(old), Slot::Text(new)) if old == new => false,
+            (Slot::Text(_), Slot::Text(new)) => {
+                wire::string(&mut self.out, new);
+                true
+            }
             (Slot::Part(old), Slot::Part(new)) if same_statics(old.statics(), new.statics()) => {
-                self.part_diff(old, new).map(Value::Object)
+                self.part_diff(old, new)
             }
             (Slot::List(old), Slot::List(new)) if same_statics(old.statics(), new.statics()) => {
                 self.list_diff(old, new)
             }
-            (old, new) if old == new => None,
-            (_, new) => Some(self.slot(new)),
+            (old, new) if old == new => false,
+            (_, new) => {
+                self.slot(new);
+                true
+            }
         }
     }
 
-    fn list_diff(&mut self, old: &List, new: &List) -> Option<Value> {
+    fn list_diff(&mut self, old: &List, new: &List) -> bool {
         if old.items() == new.items() {
-            return None;
+            return false;
         }
         if old.is_keyed() && new.is_keyed() {
-            if let Some(ops) = list::keyed_diff(self, old.items(), new.items()) {
-                return (!ops.is_empty()).then_some(Value::Object(ops));
+            if let Some(changed) = list::keyed_diff(self, old.items(), new.items()) {
+                return changed;
             }
         }
         // An unkeyed list (or one whose keys repeat) is sent whole, its statics known.
-        let items: Vec<Value> = new.items().iter().map(|item: &Item| self.slots(item.slots())).collect();
-        let mut json = Map::new();
-        json.insert("d".into(), Value::Array(items));
-        Some(Value::Object(json))
+        self.out.push_str("{\"d\":");
+        self.items(new.items());
+        self.out.push('}');
+        true
     }
 }
 
 impl list::SlotWriter for Writer<'_> {
-    fn slots(&mut self, slots: &[Slot]) -> Value {
+    fn out(&mut self) -> &mut String {
+        &mut self.out
+    }
+
+    fn slots(&mut self, slots: &[Slot]) {
         Writer::slots(self, slots)
     }
 
-    fn slots_diff(&mut self, old: &[Slot], new: &[Slot]) -> Option<Map<String, Value>> {
+    fn slots_diff(&mut self, old: &[Slot], new: &[Slot]) -> bool {
         Writer::slots_diff(self, old, new)
     }
 }

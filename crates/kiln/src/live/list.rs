@@ -3,65 +3,128 @@
 //! that keep their relative order (a longest increasing subsequence of their old
 //! positions) stay where they are, and only the others move.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 
 use kiln_html::{Item, Slot};
-use serde_json::{Map, Value};
 
-/// What a keyed list's difference asks of the writer of the whole diff: an item's
-/// slots as the page gets them, and the changed ones of an item kept. A trait here, so
-/// that the list does not reach back into the writer that calls it.
+use crate::live::wire;
+
+/// What a keyed list's difference asks of the writer of the whole diff: the text
+/// written so far, an item's slots as the page gets them, and the changed ones of an
+/// item kept. A trait here, so that the list does not reach back into the writer that
+/// calls it.
 pub(crate) trait SlotWriter {
-    /// Every slot of an inserted item.
-    fn slots(&mut self, slots: &[Slot]) -> Value;
-    /// The slots of a kept item that changed, `None` when none did.
-    fn slots_diff(&mut self, old: &[Slot], new: &[Slot]) -> Option<Map<String, Value>>;
+    /// The message's text, to append to.
+    fn out(&mut self) -> &mut String;
+    /// Writes every slot of an inserted item.
+    fn slots(&mut self, slots: &[Slot]);
+    /// Writes the slots of a kept item that changed; nothing (false) when none did.
+    fn slots_diff(&mut self, old: &[Slot], new: &[Slot]) -> bool;
 }
 
-/// `{"r": [removed keys], "o": [inserts and moves], "u": {key: slot diff}}`, each
-/// left out when empty; `None` when a key repeats, which only a whole list can say.
-pub(crate) fn keyed_diff(writer: &mut impl SlotWriter, old: &[Item], new: &[Item]) -> Option<Map<String, Value>> {
+/// Writes `{"r": [removed keys], "o": [inserts and moves], "u": {key: slot diff}}`,
+/// each left out when empty, and nothing (`Some(false)`) when all are; `None` (and
+/// nothing written) when a key is missing or repeats, which only a whole list can say.
+pub(crate) fn keyed_diff(writer: &mut impl SlotWriter, old: &[Item], new: &[Item]) -> Option<bool> {
     let old_at = positions(old)?;
     let new_keys = positions(new)?;
-    let removed: Vec<Value> =
-        old.iter().filter_map(Item::key).filter(|key| !new_keys.contains_key(key)).map(Value::from).collect();
     let kept: Vec<usize> = new.iter().filter_map(|item| item.key().and_then(|key| old_at.get(key).copied())).collect();
-    let stay: HashSet<usize> = longest_increasing(&kept).into_iter().collect();
+    let mut stay = vec![false; old.len()];
+    for at in longest_increasing(&kept) {
+        stay[at] = true;
+    }
 
-    let mut ops = Vec::new();
-    let mut updates = Map::new();
+    let start = writer.out().len();
+    writer.out().push('{');
+    let mut sections = 0;
+    let mut removed = old.iter().filter_map(Item::key).filter(|key| !new_keys.contains_key(key)).peekable();
+    if removed.peek().is_some() {
+        let out = writer.out();
+        out.push_str("\"r\":[");
+        for (i, key) in removed.enumerate() {
+            if i > 0 {
+                out.push(',');
+            }
+            wire::string(out, key);
+        }
+        out.push(']');
+        sections += 1;
+    }
+
+    // Inserts and moves, in the new order, each after the item before it.
+    let mut ops = 0;
     let mut after: Option<&str> = None;
     for item in new {
         let key = item.key()?;
-        match old_at.get(key) {
-            None => ops.push(Value::Array(vec!["i".into(), key.into(), after.into(), writer.slots(item.slots())])),
-            Some(&at) => {
-                if !stay.contains(&at) {
-                    ops.push(Value::Array(vec!["m".into(), key.into(), after.into()]));
-                }
-                if let Some(diff) = writer.slots_diff(old[at].slots(), item.slots()) {
-                    updates.insert(key.to_owned(), Value::Object(diff));
-                }
+        let at = old_at.get(key);
+        if at.is_none_or(|&at| !stay[at]) {
+            let out = writer.out();
+            out.push_str(match (ops, sections) {
+                (0, 0) => "\"o\":[",
+                (0, _) => ",\"o\":[",
+                _ => ",",
+            });
+            out.push_str(if at.is_none() { "[\"i\"," } else { "[\"m\"," });
+            wire::string(out, key);
+            out.push(',');
+            match after {
+                Some(after) => wire::string(out, after),
+                None => out.push_str("null"),
             }
+            if at.is_none() {
+                out.push(',');
+                writer.slots(item.slots());
+            }
+            writer.out().push(']');
+            ops += 1;
         }
         after = Some(key);
     }
-    let mut json = Map::new();
-    if !removed.is_empty() {
-        json.insert("r".into(), Value::Array(removed));
+    if ops > 0 {
+        writer.out().push(']');
+        sections += 1;
     }
-    if !ops.is_empty() {
-        json.insert("o".into(), Value::Array(ops));
+
+    // The changed slots of the items kept.
+    let mut updates = 0;
+    for item in new {
+        let key = item.key()?;
+        let Some(&at) = old_at.get(key) else { continue };
+        let mark = writer.out().len();
+        let out = writer.out();
+        out.push_str(match (updates, sections) {
+            (0, 0) => "\"u\":{",
+            (0, _) => ",\"u\":{",
+            _ => ",",
+        });
+        wire::string(out, key);
+        out.push(':');
+        if writer.slots_diff(old[at].slots(), item.slots()) {
+            updates += 1;
+        } else {
+            writer.out().truncate(mark);
+        }
     }
-    if !updates.is_empty() {
-        json.insert("u".into(), Value::Object(updates));
+    if updates > 0 {
+        writer.out().push('}');
+        sections += 1;
     }
-    Some(json)
+
+    if sections == 0 {
+        writer.out().truncate(start);
+    } else {
+        writer.out().push('}');
+    }
+    Some(sections > 0)
 }
 
+/// Keys to positions, hashed with foldhash (seeded per process): SipHash cost most of
+/// a list's diff.
+type Positions<'a> = HashMap<&'a str, usize, foldhash::fast::RandomState>;
+
 /// Each key's position, or `None` when a key is missing or repeats.
-fn positions(items: &[Item]) -> Option<HashMap<&str, usize>> {
-    let mut at = HashMap::with_capacity(items.len());
+fn positions(items: &[Item]) -> Option<Positions<'_>> {
+    let mut at = Positions::with_capacity_and_hasher(items.len(), Default::default());
     for (i, item) in items.iter().enumerate() {
         if at.insert(item.key()?, i).is_some() {
             return None;

@@ -102,6 +102,7 @@ mod page;
 mod post;
 mod push;
 mod replica;
+mod share;
 mod socket;
 mod sse;
 mod streams;
@@ -109,6 +110,7 @@ mod testing;
 mod token;
 mod transport;
 mod view;
+mod wire;
 
 #[doc(hidden)]
 #[path = "rt.rs"]

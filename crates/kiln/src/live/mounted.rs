@@ -4,6 +4,7 @@ use std::task::{Context, Poll};
 
 use crate::live::diff::{Diff, Tracker};
 use crate::live::event::{EventError, decode_event};
+use crate::live::share;
 use crate::live::view::{Delivery, HandleInfo, LiveSocket, LiveView};
 
 /// A live view as it runs for one page: each event or message changes its state, and
@@ -18,7 +19,7 @@ impl<V: LiveView> Mounted<V> {
     /// Mounts a view built by [`LiveView::mount`]: the [`Diff`] is the mount message,
     /// every statics with its fingerprint and every slot.
     pub fn new(view: V) -> (Self, Diff) {
-        let (tracker, mount) = Tracker::mount(view.render().into_part());
+        let (tracker, mount) = share::mount::<V>(view.render_key(), || view.render().into_part());
         (Mounted { view, tracker, socket: LiveSocket::new() }, mount)
     }
 
@@ -97,8 +98,11 @@ impl<V: LiveView> Mounted<V> {
         delivery(&mut self.view, &mut self.socket);
     }
 
-    /// Renders the view and gives what changed since the page was last sent.
+    /// Renders the view and gives what changed since the page was last sent: shared
+    /// with the other views of its type in the same state when it has a
+    /// [`LiveView::render_key`].
     pub(crate) fn rerender(&mut self) -> Diff {
-        self.tracker.update(self.view.render().into_part())
+        let view = &self.view;
+        share::update::<V>(&mut self.tracker, view.render_key(), || view.render().into_part())
     }
 }

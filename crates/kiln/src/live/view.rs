@@ -119,6 +119,53 @@ pub trait LiveView: Sized + 'static {
     /// The view's markup for the current state, written with [`kiln::live_html!`](crate::live_html).
     fn render(&self) -> Live<Self::Event>;
 
+    /// A key of the state [`render`](LiveView::render) reads, for a view that many
+    /// pages show in the same state (a room, a shared counter, a board): views of this
+    /// type whose keys are equal must render the same markup. When one message reaches
+    /// many of them on a worker, the first view to go from key `a` to key `b` renders
+    /// and diffs, and the others going from `a` to `b` are sent the same message
+    /// without rendering (and share one copy of the rendering), and a view whose key did
+    /// not change is not rendered at all. `None` (the default): every view renders its
+    /// own, always right.
+    ///
+    /// A key that is easy to get right is a version of what the page shows: a number
+    /// the shared state bumps on each change, together with every per-page choice the
+    /// markup reads (a sort order, a filter, whose page it is). Two states that render
+    /// differently with one key show one page the other's markup.
+    ///
+    /// ```
+    /// # use kiln::live::{Live, LiveSocket, LiveView};
+    /// # use kiln::{Rejection, RequestContext, Route, live_html};
+    /// # #[derive(Route)]
+    /// # #[route("/score")]
+    /// # struct ScorePage;
+    /// struct Score {
+    ///     /// The shared score, bumped by a bus message to every page.
+    ///     points: u64,
+    /// }
+    ///
+    /// impl LiveView for Score {
+    /// #   type AppState = ();
+    /// #   type Route = ScorePage;
+    /// #   type Event = ();
+    /// #   async fn mount(_: ScorePage, _: RequestContext<'_, ()>) -> Result<Self, Rejection> {
+    /// #       Ok(Score { points: 0 })
+    /// #   }
+    /// #   fn handle(&mut self, (): (), _: &mut LiveSocket<Self>) {}
+    ///     // `render` reads `points` alone: it is the key.
+    ///     fn render_key(&self) -> Option<u64> {
+    ///         Some(self.points)
+    ///     }
+    ///
+    ///     fn render(&self) -> Live<()> {
+    ///         live_html! { p { "Score: " (self.points) } }
+    ///     }
+    /// }
+    /// ```
+    fn render_key(&self) -> Option<u64> {
+        None
+    }
+
     /// The visitor's [`Csrf`] as `mount` extracted it, for a view whose markup holds a
     /// form that also posts without JavaScript (its token in a hidden field): the first
     /// answer sets that token's cookie when it is new and ties the page's socket to it.
