@@ -6,8 +6,8 @@
 //! rendered and diffed once (by the view's own markup and kiln's `Tracker`) and handed
 //! to every socket over the bus. No live view can deliver a change for less.
 
+use std::cell::RefCell;
 use std::pin::pin;
-use std::sync::{LazyLock, Mutex, PoisonError};
 
 use futures_util::future::{Either, select};
 use kiln::live::Tracker;
@@ -20,8 +20,12 @@ use super::chat::{self, Room};
 use super::counter;
 use super::table::{Scores, Table};
 
-/// What the floor's pages show, and what their pages were last sent.
-static FLOOR: LazyLock<Mutex<Floor>> = LazyLock::new(|| Mutex::new(Floor::new()));
+thread_local! {
+    /// What the floor's pages show, and what their pages were last sent: per worker, as a
+    /// `Tracker` is (it shares renderings by `Rc`); the benchmark runs one worker, and its
+    /// triggers come in on that worker.
+    static FLOOR: RefCell<Floor> = RefCell::new(Floor::new());
+}
 
 /// A floor socket.
 #[derive(Route)]
@@ -166,7 +170,7 @@ pub(crate) async fn trigger<S: BenchState>(
             format!("{}'s trigger is {}\n", route.page, page.trigger()),
         ));
     }
-    let message = FLOOR.lock().unwrap_or_else(PoisonError::into_inner).change(page, &body)?;
+    let message = FLOOR.with_borrow_mut(|floor| floor.change(page, &body))?;
     let Some(message) = message else { return Ok(String::new()) };
     super::publish(state.bus(), page.topic(), &message).await?;
     Ok(message)
