@@ -60,6 +60,7 @@
 use std::marker::PhantomData;
 use std::time::SystemTime;
 
+use kiln_html::Live;
 use kiln_http::{Request, Response, StatusCode};
 
 use crate::csrf::Csrf;
@@ -100,12 +101,12 @@ impl<V: LiveView> Handler<MountArgs<V>, V::AppState> for LivePage<V> {
         let config = cx.config();
         let prepared = route_from_request::<_, V::Route>(cx).and_then(|route| {
             let key = app_key(config, "LiveView")?;
-            // The visitor, by the signed CSRF cookie (set by the first answer if new).
-            let visitor = Csrf::from_request(cx)?;
             let page = route.to_string();
             if !is_upgrade(&cx.request()) {
-                return Ok((route, page, key, Answer::Page(visitor)));
+                return Ok((route, page, key, Answer::Page));
             }
+            // The visitor, by the signed CSRF cookie (set by the first answer if new).
+            let visitor = Csrf::from_request(cx)?;
             let ws = WebSocketUpgrade::from_request(cx)?;
             let offered = ws.offered_protocols().iter().find(|p| *p != PROTOCOL);
             offered
@@ -121,17 +122,24 @@ impl<V: LiveView> Handler<MountArgs<V>, V::AppState> for LivePage<V> {
                 return Dispatch::Done;
             }
         };
-        let cx = cx.clone();
+        let (cx, mount_cx) = (cx.clone(), cx.clone());
         Dispatch::Running(Box::pin(async move {
-            let view = match V::mount(route, cx).await {
+            let view = match V::mount(route, mount_cx).await {
                 Ok(view) => view,
                 Err(rejection) => return config.reject(&rejection, res),
             };
             match answer {
-                Answer::Page(visitor) => {
-                    // The token the view rendered into a form, if it did: the cookie
-                    // set must be that one's.
-                    let visitor = view.visitor().cloned().unwrap_or(visitor);
+                Answer::Page => {
+                    // The token the view rendered into a form, if it did (the cookie set
+                    // must be that one's); else the request's, made once the view needs
+                    // none of its own.
+                    let visitor = match view.visitor() {
+                        Some(visitor) => visitor.clone(),
+                        None => match Csrf::from_request(&cx) {
+                            Ok(visitor) => visitor,
+                            Err(rejection) => return config.reject(&rejection, res),
+                        },
+                    };
                     let token =
                         token::issue(key, &claims::<V>(&page, &visitor), V::LIMITS.token_ttl, SystemTime::now());
                     config.rendering(|| (visitor, first_answer(&view, &token)).into_response(res))
@@ -153,7 +161,7 @@ impl<V: LiveView> RouteHandler<MountArgs<V>, V::AppState> for LivePage<V> {
 /// What the route answers once the view is mounted.
 enum Answer {
     /// The page, for the visitor (whose CSRF cookie it sets when new).
-    Page(Csrf),
+    Page,
     /// The page's socket, its token checked.
     Socket(WebSocketUpgrade),
 }
@@ -182,10 +190,11 @@ fn first_answer<V: LiveView>(view: &V, token: &str) -> Fragment<kiln_html::Docum
 /// The view rendered in its container, carrying its token (and the path of its
 /// socket, when not the page's own), then the client script.
 pub(crate) fn container<V: LiveView>(view: &V, token: &str, path: Option<&str>) -> Fragment<Flow> {
-    let live = view.render();
-    let fingerprint = format!("{:016x}", live.part().statics().fingerprint());
+    // Written straight into a string as `html!` writes it: the page needs no slots.
+    let live = Live::direct(|| view.render());
     crate::html! {
-        div data-kiln-live=(fingerprint) data-kiln-token=(token) data-kiln-path=[path] { (PreEscaped(live.to_html())) }
+        div data-kiln-live=(format_args!("{:016x}", live.fingerprint())) data-kiln-token=(token) data-kiln-path=[path] { (PreEscaped(live.into_html())) }
         script src=(Asset::new(client_path())) defer {}
     }
 }
+
