@@ -216,14 +216,16 @@ pub struct Live<E> {
 enum Rendering {
     /// Statics and slots.
     Split(Part),
-    /// The HTML, written as `html!` writes it, and the root's statics (their fingerprint
-    /// names the view's container).
-    Html { statics: &'static Statics, html: String },
+    /// The HTML, written as `html!` writes it, from `start` on (before it: the
+    /// prefix [`Live::direct_after`] was given), and the root's statics (their
+    /// fingerprint names the view's container).
+    Html { statics: &'static Statics, html: String, start: usize },
 }
 
 thread_local! {
-    /// Set by [`Live::direct`] until the next `live_html!` takes it.
-    static DIRECT: Cell<bool> = const { Cell::new(false) };
+    /// Set by [`Live::direct`] until the next `live_html!` takes it: the string to write
+    /// the HTML after.
+    static DIRECT: Cell<Option<String>> = const { Cell::new(None) };
 }
 
 impl<E> Live<E> {
@@ -237,10 +239,10 @@ impl<E> Live<E> {
         render: impl FnOnce(&Events<E>, Option<&mut String>) -> Option<Part>,
     ) -> Self {
         let events = Events(PhantomData);
-        let rendering = if DIRECT.replace(false) {
-            let mut html = String::new();
+        let rendering = if let Some(mut html) = DIRECT.take() {
+            let start = html.len();
             render(&events, Some(&mut html));
-            Rendering::Html { statics, html }
+            Rendering::Html { statics, html, start }
         } else {
             Rendering::Split(render(&events, None).expect("`live_html!` builds a part unless written directly"))
         };
@@ -255,16 +257,27 @@ impl<E> Live<E> {
     /// [`part`](Live::part) of that rendering panics; its HTML, its
     /// [`fingerprint`](Live::fingerprint) and [`Render`] are the same either way.
     pub fn direct(render: impl FnOnce() -> Self) -> Self {
-        /// Unset however `render` ends, so that no later rendering takes the flag.
-        struct Unset;
-        impl Drop for Unset {
-            fn drop(&mut self) {
-                DIRECT.set(false);
+        render_directly(String::new(), render)
+    }
+
+    /// `prefix`, then the HTML of the rendering `render` returns, written straight
+    /// after it as under [`Live::direct`] (one string, no copy of the view's HTML: the
+    /// container a page's first answer puts the view in); and the rendering's
+    /// [`fingerprint`](Live::fingerprint).
+    pub fn direct_after(prefix: &str, render: impl FnOnce() -> Self) -> (String, u64) {
+        let live = render_directly(String::from(prefix), render);
+        let fingerprint = live.fingerprint();
+        let html = match live.rendering {
+            Rendering::Html { html, start, .. } if start == prefix.len() => html,
+            // Not the rendering that took the prefix (one `render` built before it did):
+            // its HTML is written after the prefix again.
+            rendering => {
+                let mut html = String::from(prefix);
+                Live::<E> { rendering, events: PhantomData }.render_to(&mut html);
+                html
             }
-        }
-        DIRECT.set(true);
-        let _unset = Unset;
-        render()
+        };
+        (html, fingerprint)
     }
 
     /// The rendering as statics and slots.
@@ -300,6 +313,8 @@ impl<E> Live<E> {
         }
     }
 
+
+
     /// The whole HTML: statics and slots joined.
     pub fn to_html(&self) -> String {
         match &self.rendering {
@@ -308,7 +323,7 @@ impl<E> Live<E> {
                 part.render_to(&mut html);
                 html
             }
-            Rendering::Html { html, .. } => html.clone(),
+            Rendering::Html { html, start, .. } => html[*start..].to_owned(),
         }
     }
 
@@ -316,9 +331,26 @@ impl<E> Live<E> {
     pub fn into_html(self) -> String {
         match self.rendering {
             Rendering::Split(_) => self.to_html(),
-            Rendering::Html { html, .. } => html,
+            Rendering::Html { mut html, start, .. } => {
+                html.drain(..start);
+                html
+            }
         }
     }
+}
+
+/// Renders `render` with the first `live_html!` in it written after `prefix`, and
+/// leaves no rendering after it to do so, however `render` ends.
+fn render_directly<E>(prefix: String, render: impl FnOnce() -> Live<E>) -> Live<E> {
+    struct Unset;
+    impl Drop for Unset {
+        fn drop(&mut self) {
+            DIRECT.set(None);
+        }
+    }
+    DIRECT.set(Some(prefix));
+    let _unset = Unset;
+    render()
 }
 
 /// Why [`Live::part`] panics.
@@ -328,7 +360,7 @@ impl<E> Render for Live<E> {
     fn render_to(&self, buf: &mut String) {
         match &self.rendering {
             Rendering::Split(part) => part.render_to(buf),
-            Rendering::Html { html, .. } => buf.push_str(html),
+            Rendering::Html { html, start, .. } => buf.push_str(&html[*start..]),
         }
     }
 }
@@ -337,7 +369,7 @@ impl<E> std::fmt::Debug for Live<E> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match &self.rendering {
             Rendering::Split(part) => f.debug_tuple("Live").field(part).finish(),
-            Rendering::Html { html, .. } => f.debug_tuple("Live").field(html).finish(),
+            Rendering::Html { html, start, .. } => f.debug_tuple("Live").field(&&html[*start..]).finish(),
         }
     }
 }

@@ -93,3 +93,17 @@ fn live_direct_has_no_part() {
     let direct: Live<()> = Live::direct(|| live_html! { p { (1) } });
     let _ = direct.part();
 }
+
+#[test]
+fn live_direct_after_writes_the_html_after_the_prefix_once() {
+    let (html, fingerprint) = Live::<()>::direct_after("<div>", || live_html! { p { (1) } });
+    let split: Live<()> = live_html! { p { (1) } };
+    assert_eq!((html.as_str(), fingerprint), ("<div><p>1</p>", split.part().statics().fingerprint()));
+    // A rendering built first takes the prefix; the one returned is still written after
+    // it, and the first one renders without it.
+    let (html, _) = Live::<()>::direct_after("<div>", || {
+        let inner: Live<()> = live_html! { b { "in" } };
+        live_html! { p { (kiln_html::PreEscaped(inner.to_html())) } }
+    });
+    assert_eq!(html, "<div><p><b>in</b></p>");
+}

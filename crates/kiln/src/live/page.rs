@@ -70,7 +70,8 @@ use crate::live::client::client_path;
 use crate::live::socket;
 use crate::live::token::{self, Claims, Refusal};
 use crate::live::view::LiveView;
-use crate::markup::{Asset, Flow, Fragment, PreEscaped};
+use crate::key::HEX;
+use crate::markup::{Flow, Fragment, escape};
 use crate::rejection::Rejection;
 use crate::response::IntoResponse;
 use crate::signed::app_key;
@@ -190,11 +191,30 @@ fn first_answer<V: LiveView>(view: &V, token: &str) -> Fragment<kiln_html::Docum
 /// The view rendered in its container, carrying its token (and the path of its
 /// socket, when not the page's own), then the client script.
 pub(crate) fn container<V: LiveView>(view: &V, token: &str, path: Option<&str>) -> Fragment<Flow> {
-    // Written straight into a string as `html!` writes it: the page needs no slots.
-    let live = Live::direct(|| view.render());
-    crate::html! {
-        div data-kiln-live=(format_args!("{:016x}", live.fingerprint())) data-kiln-token=(token) data-kiln-path=[path] { (PreEscaped(live.into_html())) }
-        script src=(Asset::new(client_path())) defer {}
+    // `<div data-kiln-live="…" data-kiln-token="…" data-kiln-path="…">`, the view's
+    // markup written straight after it as `html!` writes it (the page needs no slots,
+    // and the view's HTML is not copied), then the fingerprint put in its place.
+    let mut open = String::with_capacity(128 + token.len() + path.map_or(0, str::len));
+    open.push_str(r#"<div data-kiln-live=""#);
+    let at = open.len();
+    open.push_str("0000000000000000");
+    open.push_str(r#"" data-kiln-token=""#);
+    escape(token, &mut open);
+    if let Some(path) = path {
+        open.push_str(r#"" data-kiln-path=""#);
+        escape(path, &mut open);
     }
+    open.push_str(r#"">"#);
+    let (mut html, fingerprint) = Live::direct_after(&open, || view.render());
+    let mut hex = [0u8; 16];
+    for (i, digit) in hex.iter_mut().enumerate() {
+        *digit = HEX[((fingerprint >> (60 - 4 * i)) & 15) as usize];
+    }
+    html.replace_range(at..at + hex.len(), std::str::from_utf8(&hex).expect("hex digits"));
+    html.push_str(r#"</div><script src=""#);
+    // `/_kiln/live.<hex>.js`: nothing to escape.
+    html.push_str(client_path());
+    html.push_str(r#"" defer></script>"#);
+    // Flow content: the `<div>` holds what `live_html!` checked as flow content.
+    Fragment::__checked(html)
 }
-
