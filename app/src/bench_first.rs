@@ -156,7 +156,7 @@ impl<S: 'static> LiveView for Scores<S> {
 
 /// The same page as the live view's first answer, by `html!`.
 fn body<S>(scores: &Scores<S>) -> Fragment<Flow> {
-    table!(html, scores, data-kiln-submit="Filter")
+    table!(html, scores, data - kiln - submit = "Filter")
 }
 
 async fn html_page(_: BenchFirstHtml, csrf: Csrf) -> (Csrf, Fragment<Document>) {

@@ -55,8 +55,10 @@ pub(crate) fn expand(input: TokenStream) -> syn::Result<TokenStream> {
     let capacity = out.static_len();
     let html = out.finish(&buf);
     let events = events.unwrap_or_else(|| format_ident!("__kiln_events", span = Span::mixed_site()));
-    let (hint, direct) =
-        (format_ident!("__KILN_SIZE_HINT", span = Span::mixed_site()), format_ident!("__kiln_direct", span = Span::mixed_site()));
+    let (hint, direct) = (
+        format_ident!("__KILN_SIZE_HINT", span = Span::mixed_site()),
+        format_ident!("__kiln_direct", span = Span::mixed_site()),
+    );
     // The event type comes from what the caller expects (`Live<Self::Event>`) before
     // the markup is checked, so an event of another type is reported at the event.
     // One closure for both ways, so that the markup may consume what it iterates.

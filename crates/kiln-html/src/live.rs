@@ -313,8 +313,6 @@ impl<E> Live<E> {
         }
     }
 
-
-
     /// The whole HTML: statics and slots joined.
     pub fn to_html(&self) -> String {
         match &self.rendering {
@@ -354,7 +352,8 @@ fn render_directly<E>(prefix: String, render: impl FnOnce() -> Live<E>) -> Live<
 }
 
 /// Why [`Live::part`] panics.
-const DIRECT_HAS_NO_PART: &str = "a `Live` rendered under `Live::direct` holds its HTML only, not its statics and slots";
+const DIRECT_HAS_NO_PART: &str =
+    "a `Live` rendered under `Live::direct` holds its HTML only, not its statics and slots";
 
 impl<E> Render for Live<E> {
     fn render_to(&self, buf: &mut String) {
