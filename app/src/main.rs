@@ -1,5 +1,6 @@
 //! kiln-demo: the benchmark endpoints and the demo site, one binary.
 
+mod bench_first;
 mod bench_live;
 mod bench_routes;
 mod bench_sse;
@@ -208,6 +209,7 @@ fn main() -> ExitCode {
     .access_log(log)
     .trusted_proxies(args.edge.trusted_proxy)
     .mount(kiln::healthz(server.readiness()))
+    .mount(bench_first::mount)
     .mount(bench_routes::mount)
     .mount(bench_sse::mount)
     .mount(bench_live::mount)

@@ -8,6 +8,10 @@ quiet machine (`bench/run --servers kiln,kiln-base --baseline ...`); but a chang
 
     python3 -m kilnbench.instructions OLD_BINARY NEW_BINARY [--path /pages/tour] [--requests 300]
     python3 -m kilnbench.instructions OLD NEW --header 'Accept-Encoding: gzip'   # a compressed page
+    python3 -m kilnbench.instructions BINARY --pair /bench/first/html /bench/first/live --threshold 0.05
+
+`--pair FIRST SECOND` compares two paths of one binary instead (the second ÷ the first):
+a live view's first page beside the same page by `html!`, each path in a server of its own.
 
 Each binary runs with one worker on a fresh SQLite file, pinned to CPU 0; after a warm-up,
 callgrind counts from the first of `--requests` requests, sent `--conns` at a time on
@@ -25,6 +29,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 THRESHOLD = 0.03
@@ -157,17 +162,30 @@ def measure(argv: list[str], name: str, port: int, dumps_in: Path, path: str, re
             server.wait()
 
 
-def verdict(old: float, new: float, threshold: float = THRESHOLD) -> str:
+@dataclass(frozen=True)
+class Side:
+    """One side of a comparison: a binary serving a path, with variables added to its
+    environment."""
+
+    binary: Path
+    path: str
+    env: tuple[tuple[str, str], ...] = ()
+
+
+def verdict(old: float, new: float, threshold: float = THRESHOLD, names: tuple[str, str] = ("new", "old")) -> str:
     ratio = new / old
     word = f"REGRESSION (> {1 + threshold:.2f})" if ratio > 1 + threshold else "ok"
-    return f"new ÷ old {ratio:.3f}: {word}"
+    return f"{names[0]} ÷ {names[1]} {ratio:.3f}: {word}"
 
 
-def main(argv: list[str]) -> int:
+def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python3 -m kilnbench.instructions", description=__doc__.split("\n\n")[0])
-    p.add_argument("old", type=Path)
-    p.add_argument("new", type=Path)
+    p.add_argument("binaries", type=Path, nargs="+", metavar="OLD NEW | BINARY",
+                   help="two binaries compared on the same paths, or one with --pair")  # fmt: skip
     p.add_argument("--path", action="append", help="request target, repeatable [/pages/tour]")
+    p.add_argument("--pair", nargs=2, metavar=("FIRST", "SECOND"),
+                   help="two paths of one binary: SECOND ÷ FIRST (e.g. /bench/first/html /bench/first/live)")  # fmt: skip
+    p.add_argument("--threshold", type=float, default=THRESHOLD, help=f"a ratio above 1 + this is a regression [{THRESHOLD}]")
     p.add_argument("--requests", type=int, default=300)
     p.add_argument("--conns", type=int, default=10)
     p.add_argument("--warmup", type=int, default=50)
@@ -177,20 +195,51 @@ def main(argv: list[str]) -> int:
     )  # fmt: skip
     p.add_argument("--header", action="append", default=[], metavar="'NAME: VALUE'",
                    help="sent with every request to both binaries, repeatable: e.g. 'Accept-Encoding: br'")  # fmt: skip
+    return p
+
+
+def comparisons(args: argparse.Namespace) -> list[tuple[Side, Side]]:
+    """What to count, as (old, new) sides: each path on both binaries, or the pair's two
+    paths on one. Raises ValueError for a combination that names neither."""
+    new_env = tuple(tuple(kv.split("=", 1)) for kv in args.new_env)
+    if any(len(kv) != 2 for kv in new_env):
+        raise ValueError("--new-env takes KEY=VALUE")
+    if args.pair:
+        if len(args.binaries) != 1 or args.path:
+            raise ValueError("--pair compares two paths of one binary: give one binary and no --path")
+        (binary,), (first, second) = args.binaries, args.pair
+        return [(Side(binary, first), Side(binary, second, new_env))]
+    if len(args.binaries) != 2:
+        raise ValueError("give two binaries (OLD NEW), or one with --pair FIRST SECOND")
+    old, new = args.binaries
+    return [(Side(old, path), Side(new, path, new_env)) for path in args.path or ["/pages/tour"]]
+
+
+def main(argv: list[str]) -> int:
+    p = parser()
     args = p.parse_args(argv)
+    try:
+        pairs = comparisons(args)
+    except ValueError as e:
+        p.error(str(e))
     missing = [t for t in ("valgrind", "callgrind_control", "taskset") if not shutil.which(t)]
     if missing:
         print(f"kilnbench.instructions: missing {', '.join(missing)} (apt-get install valgrind util-linux)", file=sys.stderr)
         return 2
-    new_env = dict(kv.split("=", 1) for kv in args.new_env)
+    headers, pair = tuple(args.header), bool(args.pair)
     worse = False
-    for path in args.path or ["/pages/tour"]:
-        headers = tuple(args.header)
-        old = count(args.old, path, args.requests, args.conns, args.warmup, headers=headers)
-        new = count(args.new, path, args.requests, args.conns, args.warmup, new_env, headers)
-        line = verdict(old, new)
+    for old, new in pairs:
+        counts = [
+            count(side.binary, side.path, args.requests, args.conns, args.warmup, dict(side.env), headers)
+            for side in (old, new)
+        ]  # fmt: skip
+        names = (new.path, old.path) if pair else ("new", "old")
+        line = verdict(counts[0], counts[1], args.threshold, names)
         worse |= "REGRESSION" in line
-        print(f"{path}: old {old:,.0f}  new {new:,.0f} instructions per request; {line}", flush=True)
+        if pair:
+            print(f"{old.path} {counts[0]:,.0f}  {new.path} {counts[1]:,.0f} instructions per request; {line}", flush=True)
+        else:
+            print(f"{old.path}: old {counts[0]:,.0f}  new {counts[1]:,.0f} instructions per request; {line}", flush=True)
     return 1 if worse else 0
 
 

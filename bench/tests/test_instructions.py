@@ -6,7 +6,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from kilnbench.instructions import callgrind_total, response_length, verdict  # noqa: E402
+from kilnbench.instructions import Side, callgrind_total, comparisons, parser, response_length, verdict  # noqa: E402
 
 DUMP = """# callgrind format
 version: 1
@@ -61,6 +61,39 @@ class VerdictTest(unittest.TestCase):
         self.assertEqual(verdict(1000.0, 1031.0), "new ÷ old 1.031: REGRESSION (> 1.03)")
         self.assertEqual(verdict(1000.0, 1030.0), "new ÷ old 1.030: ok")
         self.assertEqual(verdict(1000.0, 900.0), "new ÷ old 0.900: ok")
+
+    def test_a_pair_names_its_paths_and_takes_its_threshold(self):
+        line = verdict(1000.0, 1051.0, 0.05, ("/bench/first/live", "/bench/first/html"))
+        self.assertEqual(line, "/bench/first/live ÷ /bench/first/html 1.051: REGRESSION (> 1.05)")
+        self.assertEqual(verdict(1000.0, 1050.0, 0.05), "new ÷ old 1.050: ok")
+
+
+def plan(*argv: str) -> list[tuple[Side, Side]]:
+    return comparisons(parser().parse_args(list(argv)))
+
+
+class ComparisonsTest(unittest.TestCase):
+    def test_two_binaries_compare_each_path_the_new_env_on_the_new_one(self):
+        self.assertEqual(
+            plan("old", "new", "--path", "/a", "--path", "/b", "--new-env", "KILN_METRICS=1"),
+            [
+                (Side(Path("old"), "/a"), Side(Path("new"), "/a", (("KILN_METRICS", "1"),))),
+                (Side(Path("old"), "/b"), Side(Path("new"), "/b", (("KILN_METRICS", "1"),))),
+            ],
+        )
+        self.assertEqual(plan("old", "new"), [(Side(Path("old"), "/pages/tour"), Side(Path("new"), "/pages/tour"))])
+
+    def test_a_pair_compares_two_paths_of_one_binary(self):
+        self.assertEqual(
+            plan("kiln-demo", "--pair", "/bench/first/html", "/bench/first/live", "--threshold", "0.05"),
+            [(Side(Path("kiln-demo"), "/bench/first/html"), Side(Path("kiln-demo"), "/bench/first/live"))],
+        )
+        self.assertEqual(parser().parse_args(["b", "--pair", "/x", "/y", "--threshold", "0.05"]).threshold, 0.05)
+
+    def test_a_pair_wants_one_binary_and_no_path_and_two_binaries_no_pair(self):
+        for argv in (["a", "b", "--pair", "/x", "/y"], ["a", "--pair", "/x", "/y", "--path", "/z"], ["a"], ["a", "b", "c"]):
+            with self.assertRaises(ValueError, msg=argv):
+                plan(*argv)
 
 
 if __name__ == "__main__":

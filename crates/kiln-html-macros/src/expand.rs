@@ -68,15 +68,15 @@ impl Expander {
                 }
             },
             Node::Element(e) => self.element(e, ctx, out),
-            Node::If(i) if self.live.is_some() => {
+            Node::If(i) if self.splits() => {
                 let slot = self.live_if(i, ctx);
                 out.push_slot(slot);
             }
-            Node::For { pat, expr, key, body, .. } if self.live.is_some() => {
+            Node::For { pat, expr, key, body, .. } if self.splits() => {
                 let slot = self.live_for(pat, expr, key.as_deref(), body, ctx);
                 out.push_slot(slot);
             }
-            Node::Match { expr, arms, .. } if self.live.is_some() => {
+            Node::Match { expr, arms, .. } if self.splits() => {
                 let slot = self.live_match(expr, arms, ctx);
                 out.push_slot(slot);
             }
@@ -84,9 +84,11 @@ impl Expander {
                 let code = self.if_chain(i, ctx);
                 out.push_code(code);
             }
-            Node::For { pat, expr, body, .. } => {
+            Node::For { pat, expr, key, body, .. } => {
                 let body = self.block(body, ctx);
-                out.push_code(quote!(for #pat in #expr { #body }));
+                // The key is not rendered, only checked: a binding used by it alone is used.
+                let key = key.as_ref().map(|key| quote!(if false { let _ = &(#key); }));
+                out.push_code(quote!(for #pat in #expr { #key #body }));
             }
             Node::Match { expr, arms, .. } => {
                 let arms: Vec<_> = arms

@@ -5,7 +5,9 @@
 //! differs. A run of code between two statics is one text slot, rendered into a
 //! string of its own; `@if`, `@match` and `@for` holding markup are nested slots: a
 //! part (a branch's statics and slots) or a list (the body's statics once, the slots
-//! of each item, and each item's key when the loop names one).
+//! of each item, and each item's key when the loop names one). The same markup is also
+//! expanded as `html!` expands it, into a string (events still checked): `Live::direct`
+//! takes that way for a page's first answer, which needs only the HTML.
 
 use proc_macro2::{Ident, Span, TokenStream};
 use quote::{format_ident, quote, quote_spanned};
@@ -38,21 +40,56 @@ pub(crate) fn expand(input: TokenStream) -> syn::Result<TokenStream> {
     let events = events.then(|| format_ident!("__kiln_events", span = Span::mixed_site()));
     let buf = format_ident!("__kiln_html", span = Span::mixed_site());
     let slots = format_ident!("__kiln_slots", span = Span::mixed_site());
-    let mode = Mode { events: events.clone(), slots };
-    let mut expander = Expander { rt: rt.clone(), buf, errors: Vec::new(), live: Some(mode) };
-    let part = expander.live_part(&nodes, &crate::expand::top_level(category));
-    let mut errors = expander.errors.into_iter();
-    if let Some(mut first) = errors.next() {
-        errors.for_each(|e| first.combine(e));
-        return Err(first);
-    }
+    let top = crate::expand::top_level(category);
+    let mode = Mode { events: events.clone(), slots: Some(slots) };
+    let mut expander = Expander { rt: rt.clone(), buf: buf.clone(), errors: Vec::new(), live: Some(mode) };
+    let Block { statics, slots } = expander.live_block(&nodes, &top);
+    let (statics, name) = expander.statics(&statics);
+    take_errors(&mut expander)?;
+    // The same markup again, written straight into a string as `html!` writes it: a
+    // page's first answer needs only its HTML, not the slots the socket diffs.
+    expander.live = Some(Mode { events: events.clone(), slots: None });
+    let mut out = Out::default();
+    expander.nodes(&nodes, &top, &mut out);
+    take_errors(&mut expander)?;
+    let capacity = out.static_len();
+    let html = out.finish(&buf);
     let events = events.unwrap_or_else(|| format_ident!("__kiln_events", span = Span::mixed_site()));
+    let (hint, direct) = (
+        format_ident!("__KILN_SIZE_HINT", span = Span::mixed_site()),
+        format_ident!("__kiln_direct", span = Span::mixed_site()),
+    );
     // The event type comes from what the caller expects (`Live<Self::Event>`) before
     // the markup is checked, so an event of another type is reported at the event.
-    Ok(quote!(#rt::Live::__build(|#events| {
-        let _ = #events;
-        #part
-    })))
+    // One closure for both ways, so that the markup may consume what it iterates.
+    Ok(quote!({
+        #statics
+        static #hint: #rt::SizeHint = #rt::SizeHint::new();
+        #rt::Live::__build(&#name, |#events, #direct: ::core::option::Option<&mut ::std::string::String>| {
+            let _ = #events;
+            match #direct {
+                ::core::option::Option::Some(#buf) => {
+                    #buf.reserve(#hint.get(#capacity));
+                    #html
+                    #hint.record(#buf.len());
+                    ::core::option::Option::None
+                }
+                ::core::option::Option::None => ::core::option::Option::Some(#rt::Part::new(&#name, #slots)),
+            }
+        })
+    }))
+}
+
+/// The errors the expander has collected, as one.
+fn take_errors(expander: &mut Expander) -> syn::Result<()> {
+    let mut errors = std::mem::take(&mut expander.errors).into_iter();
+    match errors.next() {
+        Some(mut first) => {
+            errors.for_each(|e| first.combine(e));
+            Err(first)
+        }
+        None => Ok(()),
+    }
 }
 
 /// The macro's input: `[runtime path] [events] markup…` or `[runtime path] [] markup…`.
@@ -77,14 +114,17 @@ struct Block {
 }
 
 impl Expander {
-    fn mode(&self) -> &Mode {
-        self.live.as_ref().expect("live expansion")
+    /// Whether conditionals and loops become nested slots: in the live expansion, not
+    /// in `html!`'s nor in the live markup written straight into a string.
+    pub(crate) fn splits(&self) -> bool {
+        self.live.as_ref().is_some_and(|mode| mode.slots.is_some())
     }
 
     fn live_block(&mut self, nodes: &[Node], ctx: &Ctx) -> Block {
         let mut out = Out::default();
         self.nodes(nodes, ctx, &mut out);
-        let (rt, buf, slots) = (self.rt.clone(), self.buf.clone(), self.mode().slots.clone());
+        let slots = self.live.as_ref().and_then(|mode| mode.slots.clone()).expect("the live expansion's slots");
+        let (rt, buf) = (self.rt.clone(), self.buf.clone());
         let mut statics = vec![String::new()];
         let mut statements = Vec::new();
         let mut text: Vec<TokenStream> = Vec::new();

@@ -9,6 +9,7 @@ pub(crate) struct Mode {
     /// The variable that ties every event to the view's event type (kiln's runtime),
     /// or `None` where events are not available (kiln-html alone).
     pub(crate) events: Option<Ident>,
-    /// The variable each slot list is built in.
-    pub(crate) slots: Ident,
+    /// The variable each slot list is built in; `None` for the expansion that writes
+    /// the markup straight into a string as `html!` does (a page's first answer).
+    pub(crate) slots: Option<Ident>,
 }

@@ -3,6 +3,7 @@
 //! evaluated at each rendering. Joined, they are the page `html!` renders for the same
 //! markup, byte for byte; kept, they let kiln send only the slots that changed.
 
+use std::cell::Cell;
 use std::marker::PhantomData;
 
 use crate::render::Render;
@@ -204,47 +205,171 @@ impl Render for List {
 /// A live view's markup rendered by `live_html!`, whose events are of type `E`.
 ///
 /// Its HTML ([`Live::to_html`]) is what `html!` renders for the same markup; its
-/// [`Part`] is what kiln keeps to send only what changes.
+/// [`Part`] is what kiln keeps to send only what changes. A rendering made under
+/// [`Live::direct`] holds its HTML only.
 pub struct Live<E> {
-    part: Part,
+    rendering: Rendering,
     events: PhantomData<fn() -> E>,
+}
+
+/// What a [`Live`] holds.
+enum Rendering {
+    /// Statics and slots.
+    Split(Part),
+    /// The HTML, written as `html!` writes it, from `start` on (before it: the
+    /// prefix [`Live::direct_after`] was given), and the root's statics (their
+    /// fingerprint names the view's container).
+    Html { statics: &'static Statics, html: String, start: usize },
+}
+
+thread_local! {
+    /// Set by [`Live::direct`] until the next `live_html!` takes it: the string to write
+    /// the HTML after.
+    static DIRECT: Cell<Option<String>> = const { Cell::new(None) };
 }
 
 impl<E> Live<E> {
     /// What `live_html!` builds: `render` gets the marker that ties the events its
-    /// markup names to `E`, which the caller's expected type fixes first.
+    /// markup names to `E`, which the caller's expected type fixes first, and a string
+    /// to write the HTML into under [`Live::direct`] (then it returns no part; it sizes
+    /// the string as `html!` does).
     #[doc(hidden)]
-    pub fn __build(render: impl FnOnce(&Events<E>) -> Part) -> Self {
-        Live { part: render(&Events(PhantomData)), events: PhantomData }
+    pub fn __build(
+        statics: &'static Statics,
+        render: impl FnOnce(&Events<E>, Option<&mut String>) -> Option<Part>,
+    ) -> Self {
+        let events = Events(PhantomData);
+        let rendering = if let Some(mut html) = DIRECT.take() {
+            let start = html.len();
+            render(&events, Some(&mut html));
+            Rendering::Html { statics, html, start }
+        } else {
+            Rendering::Split(render(&events, None).expect("`live_html!` builds a part unless written directly"))
+        };
+        Live { rendering, events: PhantomData }
+    }
+
+    /// The rendering `render` returns (a view's `render`), its markup written straight
+    /// into a string as `html!` writes it: what a page's first answer needs, without
+    /// the statics and slots the socket diffs (a string per slot, built, joined and
+    /// dropped). The first `live_html!` that runs inside `render` renders so.
+    ///
+    /// [`part`](Live::part) of that rendering panics; its HTML, its
+    /// [`fingerprint`](Live::fingerprint) and [`Render`] are the same either way.
+    pub fn direct(render: impl FnOnce() -> Self) -> Self {
+        render_directly(String::new(), render)
+    }
+
+    /// `prefix`, then the HTML of the rendering `render` returns, written straight
+    /// after it as under [`Live::direct`] (one string, no copy of the view's HTML: the
+    /// container a page's first answer puts the view in); and the rendering's
+    /// [`fingerprint`](Live::fingerprint).
+    pub fn direct_after(prefix: &str, render: impl FnOnce() -> Self) -> (String, u64) {
+        let live = render_directly(String::from(prefix), render);
+        let fingerprint = live.fingerprint();
+        let html = match live.rendering {
+            Rendering::Html { html, start, .. } if start == prefix.len() => html,
+            // Not the rendering that took the prefix (one `render` built before it did):
+            // its HTML is written after the prefix again.
+            rendering => {
+                let mut html = String::from(prefix);
+                Live::<E> { rendering, events: PhantomData }.render_to(&mut html);
+                html
+            }
+        };
+        (html, fingerprint)
     }
 
     /// The rendering as statics and slots.
+    ///
+    /// # Panics
+    ///
+    /// For a rendering made under [`Live::direct`], which holds its HTML only.
     pub fn part(&self) -> &Part {
-        &self.part
+        match &self.rendering {
+            Rendering::Split(part) => part,
+            Rendering::Html { .. } => panic!("{DIRECT_HAS_NO_PART}"),
+        }
     }
 
     /// The rendering as statics and slots, owned.
+    ///
+    /// # Panics
+    ///
+    /// For a rendering made under [`Live::direct`], which holds its HTML only.
     pub fn into_part(self) -> Part {
-        self.part
+        match self.rendering {
+            Rendering::Split(part) => part,
+            Rendering::Html { .. } => panic!("{DIRECT_HAS_NO_PART}"),
+        }
+    }
+
+    /// The fingerprint of the markup's top-level statics, which names the view's
+    /// container.
+    pub fn fingerprint(&self) -> u64 {
+        match &self.rendering {
+            Rendering::Split(part) => part.statics().fingerprint(),
+            Rendering::Html { statics, .. } => statics.fingerprint(),
+        }
     }
 
     /// The whole HTML: statics and slots joined.
     pub fn to_html(&self) -> String {
-        let mut html = String::new();
-        self.part.render_to(&mut html);
-        html
+        match &self.rendering {
+            Rendering::Split(part) => {
+                let mut html = String::new();
+                part.render_to(&mut html);
+                html
+            }
+            Rendering::Html { html, start, .. } => html[*start..].to_owned(),
+        }
+    }
+
+    /// The whole HTML, owned: no copy of a rendering made under [`Live::direct`].
+    pub fn into_html(self) -> String {
+        match self.rendering {
+            Rendering::Split(_) => self.to_html(),
+            Rendering::Html { mut html, start, .. } => {
+                html.drain(..start);
+                html
+            }
+        }
     }
 }
 
+/// Renders `render` with the first `live_html!` in it written after `prefix`, and
+/// leaves no rendering after it to do so, however `render` ends.
+fn render_directly<E>(prefix: String, render: impl FnOnce() -> Live<E>) -> Live<E> {
+    struct Unset;
+    impl Drop for Unset {
+        fn drop(&mut self) {
+            DIRECT.set(None);
+        }
+    }
+    DIRECT.set(Some(prefix));
+    let _unset = Unset;
+    render()
+}
+
+/// Why [`Live::part`] panics.
+const DIRECT_HAS_NO_PART: &str =
+    "a `Live` rendered under `Live::direct` holds its HTML only, not its statics and slots";
+
 impl<E> Render for Live<E> {
     fn render_to(&self, buf: &mut String) {
-        self.part.render_to(buf);
+        match &self.rendering {
+            Rendering::Split(part) => part.render_to(buf),
+            Rendering::Html { html, start, .. } => buf.push_str(&html[*start..]),
+        }
     }
 }
 
 impl<E> std::fmt::Debug for Live<E> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_tuple("Live").field(&self.part).finish()
+        match &self.rendering {
+            Rendering::Split(part) => f.debug_tuple("Live").field(part).finish(),
+            Rendering::Html { html, start, .. } => f.debug_tuple("Live").field(&&html[*start..]).finish(),
+        }
     }
 }
 

@@ -62,17 +62,19 @@
 use std::marker::PhantomData;
 use std::time::SystemTime;
 
+use kiln_html::Live;
 use kiln_http::{Request, Response, StatusCode};
 
 use crate::csrf::Csrf;
 use crate::extract::{FromRequest, RequestContext, route_from_request};
 use crate::handler::{Dispatch, Handler, RouteHandler};
+use crate::key::HEX;
 use crate::live::client::client_path;
 use crate::live::socket;
 use crate::live::sse;
 use crate::live::token::{self, Claims, Refusal};
 use crate::live::view::LiveView;
-use crate::markup::{Asset, Flow, Fragment, PreEscaped};
+use crate::markup::{Flow, Fragment, escape};
 use crate::rejection::Rejection;
 use crate::response::IntoResponse;
 use crate::signed::app_key;
@@ -103,19 +105,21 @@ impl<V: LiveView> Handler<MountArgs<V>, V::AppState> for LivePage<V> {
         let config = cx.config();
         let prepared = route_from_request::<_, V::Route>(cx).and_then(|route| {
             let key = app_key(config, "LiveView")?;
-            // The visitor, by the signed CSRF cookie (set by the first answer if new).
-            let visitor = Csrf::from_request(cx)?;
             let page = route.to_string();
             let req = cx.request();
             if sse::is_stream(&req) {
+                // The visitor, by the signed CSRF cookie (set by the first answer if new).
+                let visitor = Csrf::from_request(cx)?;
                 let token = sse::token(&req).ok_or_else(|| Rejection::custom(StatusCode::FORBIDDEN, sse::NO_TOKEN))?;
                 token::check(key, token, &claims::<V>(&page, &visitor), SystemTime::now())
                     .map_err(|refusal| Rejection::custom(StatusCode::FORBIDDEN, refusal.reason()))?;
                 return Ok((route, page, key, Answer::Stream(token.to_owned())));
             }
             if !is_upgrade(&req) {
-                return Ok((route, page, key, Answer::Page(visitor)));
+                return Ok((route, page, key, Answer::Page));
             }
+            // The visitor, by the signed CSRF cookie (set by the first answer if new).
+            let visitor = Csrf::from_request(cx)?;
             let ws = WebSocketUpgrade::from_request(cx)?;
             let offered = ws.offered_protocols().iter().find(|p| *p != PROTOCOL);
             offered
@@ -131,17 +135,24 @@ impl<V: LiveView> Handler<MountArgs<V>, V::AppState> for LivePage<V> {
                 return Dispatch::Done;
             }
         };
-        let cx = cx.clone();
+        let (cx, mount_cx) = (cx.clone(), cx.clone());
         Dispatch::Running(Box::pin(async move {
-            let view = match V::mount(route, cx).await {
+            let view = match V::mount(route, mount_cx).await {
                 Ok(view) => view,
                 Err(rejection) => return config.reject(&rejection, res),
             };
             match answer {
-                Answer::Page(visitor) => {
-                    // The token the view rendered into a form, if it did: the cookie
-                    // set must be that one's.
-                    let visitor = view.visitor().cloned().unwrap_or(visitor);
+                Answer::Page => {
+                    // The token the view rendered into a form, if it did (the cookie set
+                    // must be that one's); else the request's, made once the view needs
+                    // none of its own.
+                    let visitor = match view.visitor() {
+                        Some(visitor) => visitor.clone(),
+                        None => match Csrf::from_request(&cx) {
+                            Ok(visitor) => visitor,
+                            Err(rejection) => return config.reject(&rejection, res),
+                        },
+                    };
                     let token =
                         token::issue(key, &claims::<V>(&page, &visitor), V::LIMITS.token_ttl, SystemTime::now());
                     config.rendering(|| (visitor, first_answer(&view, &token)).into_response(res))
@@ -164,7 +175,7 @@ impl<V: LiveView> RouteHandler<MountArgs<V>, V::AppState> for LivePage<V> {
 /// What the route answers once the view is mounted.
 enum Answer {
     /// The page, for the visitor (whose CSRF cookie it sets when new).
-    Page(Csrf),
+    Page,
     /// The page's socket, its token checked.
     Socket(WebSocketUpgrade),
     /// The page's event stream (`sse.rs`), for its checked token.
@@ -195,10 +206,30 @@ fn first_answer<V: LiveView>(view: &V, token: &str) -> Fragment<kiln_html::Docum
 /// The view rendered in its container, carrying its token (and the path of its
 /// socket, when not the page's own), then the client script.
 pub(crate) fn container<V: LiveView>(view: &V, token: &str, path: Option<&str>) -> Fragment<Flow> {
-    let live = view.render();
-    let fingerprint = format!("{:016x}", live.part().statics().fingerprint());
-    crate::html! {
-        div data-kiln-live=(fingerprint) data-kiln-token=(token) data-kiln-path=[path] { (PreEscaped(live.to_html())) }
-        script src=(Asset::new(client_path())) defer {}
+    // `<div data-kiln-live="…" data-kiln-token="…" data-kiln-path="…">`, the view's
+    // markup written straight after it as `html!` writes it (the page needs no slots,
+    // and the view's HTML is not copied), then the fingerprint put in its place.
+    let mut open = String::with_capacity(128 + token.len() + path.map_or(0, str::len));
+    open.push_str(r#"<div data-kiln-live=""#);
+    let at = open.len();
+    open.push_str("0000000000000000");
+    open.push_str(r#"" data-kiln-token=""#);
+    escape(token, &mut open);
+    if let Some(path) = path {
+        open.push_str(r#"" data-kiln-path=""#);
+        escape(path, &mut open);
     }
+    open.push_str(r#"">"#);
+    let (mut html, fingerprint) = Live::direct_after(&open, || view.render());
+    let mut hex = [0u8; 16];
+    for (i, digit) in hex.iter_mut().enumerate() {
+        *digit = HEX[((fingerprint >> (60 - 4 * i)) & 15) as usize];
+    }
+    html.replace_range(at..at + hex.len(), std::str::from_utf8(&hex).expect("hex digits"));
+    html.push_str(r#"</div><script src=""#);
+    // `/_kiln/live.<hex>.js`: nothing to escape.
+    html.push_str(client_path());
+    html.push_str(r#"" defer></script>"#);
+    // Flow content: the `<div>` holds what `live_html!` checked as flow content.
+    Fragment::__checked(html)
 }
