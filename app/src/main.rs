@@ -1,6 +1,7 @@
 //! kiln-demo: the benchmark endpoints and the demo site, one binary.
 
 mod bench_routes;
+mod bench_validate;
 mod bench_sse;
 mod bench_upload;
 mod database;
@@ -208,6 +209,7 @@ fn main() -> ExitCode {
     .trusted_proxies(args.edge.trusted_proxy)
     .mount(kiln::healthz(server.readiness()))
     .mount(bench_routes::mount)
+    .mount(bench_validate::mount)
     .mount(bench_sse::mount)
     .mount(bench_upload::mount)
     .mount(techempower::mount)
