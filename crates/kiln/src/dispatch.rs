@@ -103,6 +103,10 @@ impl<S: 'static> Service for AppService<S> {
     fn extended_connect(&self) -> bool {
         self.inner.extended_connect()
     }
+
+    fn refused(&self, req: &Request<'_>, res: &mut Response) {
+        self.inner.refused(req, res);
+    }
 }
 
 /// Routes a worker's requests with its state.
@@ -246,6 +250,17 @@ impl<S: 'static> Service for Routed<S> {
     /// Offered when a route takes a WebSocket handshake: it answers over HTTP/2 too.
     fn extended_connect(&self) -> bool {
         self.shared.router.websockets
+    }
+
+    /// Under a problem+json prefix, the engine's own refusal (a body over its limit, a
+    /// malformed or late body) becomes problem details too.
+    fn refused(&self, req: &Request<'_>, res: &mut Response) {
+        if let Some(problems) = &self.shared.config.problems {
+            let path = req.path();
+            if problems.covers(path) {
+                crate::problem::rewrite_refusal(path, res);
+            }
+        }
     }
 }
 
