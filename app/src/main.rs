@@ -1,9 +1,9 @@
 //! kiln-demo: the benchmark endpoints and the demo site, one binary.
 
 mod bench_routes;
-mod bench_validate;
 mod bench_sse;
 mod bench_upload;
+mod bench_validate;
 mod database;
 mod https;
 mod logging;

@@ -9,8 +9,8 @@ use argon2::password_hash::rand_core::{OsRng, RngCore};
 use argon2::password_hash::{PasswordHash, PasswordHasher, SaltString};
 use kiln::{App, Key, RateLimit};
 
-use super::errors::render_rejection;
 use super::api::routes::ApiToken;
+use super::errors::render_rejection;
 use super::routes::Login;
 
 /// The site's flags.

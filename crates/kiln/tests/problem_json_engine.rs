@@ -75,6 +75,7 @@ fn a_server_s_413_under_a_problem_json_prefix_is_problem_json() {
     let res = kiln_test_support::request(serving.local_addr(), &head("/uploads")).expect("answer");
     assert_eq!((res.status, res.header("content-type")), (413, Some("text/plain; charset=utf-8")));
     // Before a head is read there is no path: the engine's own text.
-    let res = kiln_test_support::request(serving.local_addr(), "POST /api/uploads HTTP/1.1\r\nNo colon\r\n\r\n").expect("answer");
+    let res = kiln_test_support::request(serving.local_addr(), "POST /api/uploads HTTP/1.1\r\nNo colon\r\n\r\n")
+        .expect("answer");
     assert_eq!((res.status, res.header("content-type")), (400, Some("text/plain; charset=utf-8")));
 }

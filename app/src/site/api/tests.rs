@@ -95,8 +95,12 @@ fn the_api_posts_a_comment_with_a_bearer_token_and_refuses_one_without() {
         c.request("POST", &route).header("authorization", "Bearer forged").json(&json!({ "body": "x" })).send();
     assert_eq!(forged.status(), 401);
 
-    assert_eq!(c.request("POST", ApiToken).json(&json!({ "author": "  ", "password": EDITOR_PASSWORD })).send().status(), 422);
-    let token: Value = c.request("POST", ApiToken).json(&json!({ "author": "Ada", "password": EDITOR_PASSWORD })).send().json();
+    assert_eq!(
+        c.request("POST", ApiToken).json(&json!({ "author": "  ", "password": EDITOR_PASSWORD })).send().status(),
+        422
+    );
+    let token: Value =
+        c.request("POST", ApiToken).json(&json!({ "author": "Ada", "password": EDITOR_PASSWORD })).send().json();
     let bearer = format!("Bearer {}", token["token"].as_str().expect("token"));
     assert_eq!(token["expires_in"], 3600);
 
@@ -124,7 +128,8 @@ fn the_api_posts_a_comment_with_a_bearer_token_and_refuses_one_without() {
 #[test]
 fn the_api_counts_comments_against_the_site_s_limit() {
     let (mut c, _dir) = client("api-limit");
-    let token: Value = c.request("POST", ApiToken).json(&json!({ "author": "Ada", "password": EDITOR_PASSWORD })).send().json();
+    let token: Value =
+        c.request("POST", ApiToken).json(&json!({ "author": "Ada", "password": EDITOR_PASSWORD })).send().json();
     let bearer = format!("Bearer {}", token["token"].as_str().expect("token"));
     let route = ApiPostComment { slug: "tour".into() };
     let statuses: Vec<u16> = (0..6)

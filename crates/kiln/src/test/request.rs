@@ -301,7 +301,9 @@ impl<'c, S: Service> TestRequest<'c, S> {
                 // head, read again without the limit, is the request it sees.
                 if refusal.status() == StatusCode::PAYLOAD_TOO_LARGE {
                     let unlimited = kiln_http::Limits { max_body_bytes: usize::MAX, ..client.limits.clone() };
-                    if let Ok(head_read) = RequestBytes::parse_for(bytes, peer, &unlimited, |_| kiln_http::BodyMode::Buffer) {
+                    if let Ok(head_read) =
+                        RequestBytes::parse_for(bytes, peer, &unlimited, |_| kiln_http::BodyMode::Buffer)
+                    {
                         service.refused(&head_read.request(), &mut res);
                     }
                 }
