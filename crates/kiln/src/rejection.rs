@@ -322,7 +322,7 @@ impl FieldError {
     }
 
     /// The field's path in dotted notation, in the names the client sent (serde's, for
-    /// [`Valid`](crate::Valid)): `address.zip`, `tags[2]`; empty for the
+    /// `kiln::Valid`): `address.zip`, `tags[2]`; empty for the
     /// value itself.
     pub fn path(&self) -> &str {
         &self.path
