@@ -5,6 +5,7 @@ mod bench_live;
 mod bench_routes;
 mod bench_sse;
 mod bench_upload;
+mod bench_validate;
 mod database;
 mod https;
 mod logging;
@@ -211,6 +212,7 @@ fn main() -> ExitCode {
     .mount(kiln::healthz(server.readiness()))
     .mount(bench_first::mount)
     .mount(bench_routes::mount)
+    .mount(bench_validate::mount)
     .mount(bench_sse::mount)
     .mount(bench_live::mount)
     .mount(bench_upload::mount)

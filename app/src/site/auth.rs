@@ -108,7 +108,7 @@ fn unix_millis(at: SystemTime) -> i64 {
 }
 
 /// Whether `password` is the one `hash` was made from.
-fn verify(password: &str, hash: &str) -> bool {
+pub(crate) fn verify(password: &str, hash: &str) -> bool {
     PasswordHash::new(hash).is_ok_and(|hash| Argon2::default().verify_password(password.as_bytes(), &hash).is_ok())
 }
 

@@ -9,6 +9,7 @@ use argon2::password_hash::rand_core::{OsRng, RngCore};
 use argon2::password_hash::{PasswordHash, PasswordHasher, SaltString};
 use kiln::{App, Key, RateLimit};
 
+use super::api::routes::ApiToken;
 use super::errors::render_rejection;
 use super::routes::Login;
 
@@ -50,8 +51,9 @@ pub(crate) struct Settings {
     /// Comments stored, by client address: asked by the handler, which counts only the
     /// comments it would store.
     pub(crate) comments: RateLimit,
-    /// Login attempts, by client address: every `POST /login` counts, a refused form
-    /// too, since the limit is what stands between a guesser and the password.
+    /// Login attempts, by client address: every `POST /login` and `POST /api/tokens`
+    /// counts (both check the editor's password), a refused one too, since the limit is
+    /// what stands between a guesser and the password.
     logins: RateLimit,
     public_url: String,
     key: Key,
@@ -87,6 +89,7 @@ impl SiteArgs {
             comments: RateLimit::per_minute(self.comments_per_minute),
             logins: RateLimit::per_minute(self.logins_per_minute)
                 .route::<Login>()
+                .route::<ApiToken>()
                 .message("Too many login attempts from your address; wait a minute and try again."),
             public_url,
             key,

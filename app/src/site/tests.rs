@@ -21,6 +21,21 @@ struct Flags {
     site: SiteArgs,
 }
 
+/// The editor's password, whose Argon2id hash (small costs, for a debug build) the test
+/// app is given.
+pub(super) const EDITOR_PASSWORD: &str = "correct horse battery staple";
+
+/// The Argon2id hash of [`EDITOR_PASSWORD`], with small costs so that a debug build
+/// checks it quickly (the server takes the costs from the hash).
+fn editor_password_hash() -> String {
+    use argon2::password_hash::{PasswordHasher, SaltString};
+    use argon2::{Algorithm, Argon2, Params, Version};
+    let params = Params::new(256, 1, 1, None).expect("argon2 params");
+    let salt = SaltString::encode_b64(b"kiln site tests").expect("salt");
+    let argon2 = Argon2::new(Algorithm::Argon2id, Version::V0x13, params);
+    argon2.hash_password(EDITOR_PASSWORD.as_bytes(), &salt).expect("hash").to_string()
+}
+
 /// The site's app on a fresh, seeded database (kept alive by the returned folder).
 pub(super) fn client(name: &str) -> (TestClient<kiln::AppService<Worker>>, TempDir) {
     let (app, dir) = app(name);
@@ -46,7 +61,7 @@ pub(super) fn app(name: &str) -> (App<Worker>, TempDir) {
         "--public-url",
         "https://wiki.example.org",
         "--editor-password-hash",
-        "$argon2id$v=19$m=256,t=1,p=1$a2lsbiBzaXRlIHRlc3Rz$DOl6NEMIqOUN3kgMqjJbmnPRZUE8umXLbQXRWkvNsJQ",
+        &editor_password_hash(),
     ]);
     let settings = Arc::new(flags.site.settings("127.0.0.1:8080".parse().expect("address"), false).expect("settings"));
     let app = App::new({

@@ -9,6 +9,9 @@ import { apiComments, apiPage, apiPages, apiPostComment, apiSearch, apiToken, ty
 const baseUrl = process.env.KILN_API;
 if (baseUrl === undefined) throw new Error("KILN_API names the running demo");
 const anonymous: Client = { baseUrl };
+// Only the editor gets a token: the script passes the password the demo printed at start.
+const password = process.env.KILN_EDITOR_PASSWORD;
+if (password === undefined) throw new Error("KILN_EDITOR_PASSWORD is the running demo's editor password");
 
 test("the pages are listed, read and searched", async () => {
   const list = await apiPages(anonymous);
@@ -35,7 +38,7 @@ test("a comment is refused without a token and posted with one", async () => {
   const refused = await apiPostComment(anonymous, { slug: "tour" }, { body: "no token" });
   assert.equal(refused.status, 401);
 
-  const token = await apiToken(anonymous, { author: "Node" });
+  const token = await apiToken(anonymous, { author: "Node", password });
   assert.ok(token.ok, "a token");
   const client: Client = { baseUrl, bearer: token.data.token };
   const posted = await apiPostComment(client, { slug: "tour" }, { body: "Posted from TypeScript." });

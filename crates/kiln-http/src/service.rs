@@ -49,6 +49,17 @@ pub trait Service: 'static {
     fn extended_connect(&self) -> bool {
         false
     }
+
+    /// Called when the engine refuses a request whose head it read without calling
+    /// the service (its body over the limit, a malformed chunked body, its body not
+    /// received in time): `res` holds the engine's plain-text answer, and the service
+    /// may render it its own way (RFC 9457 problem details for an API path), keeping its
+    /// status. Refusals made before a head was read (a malformed request line, headers
+    /// too large) know no request and stay the engine's. Nothing by default; a service
+    /// that wraps another forwards it.
+    fn refused(&self, req: &Request<'_>, res: &mut Response) {
+        let _ = (req, res);
+    }
 }
 
 impl<S: Service> Service for std::rc::Rc<S> {
@@ -66,6 +77,10 @@ impl<S: Service> Service for std::rc::Rc<S> {
 
     fn extended_connect(&self) -> bool {
         (**self).extended_connect()
+    }
+
+    fn refused(&self, req: &Request<'_>, res: &mut Response) {
+        (**self).refused(req, res);
     }
 }
 

@@ -27,6 +27,9 @@ struct Shared<S> {
     router: Router<S>,
     config: Config,
     trailing_slash: TrailingSlash,
+    /// Some rate limit may cover a request that no route matched (each route's own
+    /// answer is its endpoint's `rate_limited`).
+    unrouted_rate_limited: bool,
 }
 
 /// A checked app, ready to build one service per worker. Made by
@@ -39,13 +42,16 @@ pub struct AppFactory<S> {
 
 impl<S: 'static> AppFactory<S> {
     pub(crate) fn new(
-        router: Router<S>,
+        mut router: Router<S>,
         config: Config,
         trailing_slash: TrailingSlash,
         state: Arc<StateFactory<S>>,
         log: Option<AccessLog>,
     ) -> Self {
-        AppFactory { shared: Arc::new(Shared { router, config, trailing_slash }), state, log }
+        router.mark_rate_limited(|pattern, method| config.layers.rate_limit_may_cover(pattern, method));
+        let unrouted_rate_limited = config.layers.rate_limit_may_cover_unrouted();
+        let shared = Shared { router, config, trailing_slash, unrouted_rate_limited };
+        AppFactory { shared: Arc::new(shared), state, log }
     }
 }
 
@@ -97,6 +103,10 @@ impl<S: 'static> Service for AppService<S> {
     fn extended_connect(&self) -> bool {
         self.inner.extended_connect()
     }
+
+    fn refused(&self, req: &Request<'_>, res: &mut Response) {
+        self.inner.refused(req, res);
+    }
 }
 
 /// Routes a worker's requests with its state.
@@ -115,7 +125,11 @@ impl<S: 'static> Routed<S> {
         let shared = &*self.shared;
         let found = shared.router.at(path);
         let config = &shared.config;
-        if !config.layers.rate_limits.is_empty() {
+        let limited = match &found {
+            Some((_, endpoint, _)) => endpoint.rate_limited,
+            None => shared.unrouted_rate_limited,
+        };
+        if limited {
             let keying = Keying { trusted_proxies: &config.trusted_proxies, secret: config.key.as_ref() };
             let route = found.as_ref().map(|(_, endpoint, _)| &*endpoint.pattern);
             if let Err(refused) = config.layers.rate_limit(&req, path, route, &keying) {
@@ -126,11 +140,7 @@ impl<S: 'static> Routed<S> {
         let Some((index, endpoint, params)) = found else {
             return (None, self.miss(req, path, res));
         };
-        let handler = match req.protocol() {
-            Some(protocol) => endpoint.tunnel(protocol),
-            None => endpoint.handler(req.method()),
-        };
-        let Some(handler) = handler else {
+        let Some(handler) = endpoint.handler_for(&req) else {
             shared.config.reject_at(path, &MethodNotAllowed::new(req.method(), &endpoint.allow).into(), res);
             return (Some(index), Dispatch::Done);
         };
@@ -240,6 +250,17 @@ impl<S: 'static> Service for Routed<S> {
     /// Offered when a route takes a WebSocket handshake: it answers over HTTP/2 too.
     fn extended_connect(&self) -> bool {
         self.shared.router.websockets
+    }
+
+    /// Under a problem+json prefix, the engine's own refusal (a body over its limit, a
+    /// malformed or late body) becomes problem details too.
+    fn refused(&self, req: &Request<'_>, res: &mut Response) {
+        if let Some(problems) = &self.shared.config.problems {
+            let path = req.path();
+            if problems.covers(path) {
+                crate::problem::rewrite_refusal(path, res);
+            }
+        }
     }
 }
 

@@ -160,6 +160,8 @@ pub mod static_files;
 pub mod test;
 #[cfg(feature = "validate")]
 mod valid;
+#[cfg(feature = "validate")]
+mod valid_names;
 pub mod ws;
 
 pub use kiln_http as http;

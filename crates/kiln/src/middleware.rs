@@ -65,6 +65,10 @@ impl<M: Middleware, S: Service> Service for Wrapped<M, S> {
     fn extended_connect(&self) -> bool {
         self.inner.extended_connect()
     }
+
+    fn refused(&self, req: &Request<'_>, res: &mut Response) {
+        self.inner.refused(req, res);
+    }
 }
 
 /// A [`MakeService`](crate::MakeService) whose services are wrapped in a middleware;

@@ -2,7 +2,8 @@
 //! prefixes an app names with [`App::problem_json`](crate::App::problem_json).
 //!
 //! The choice is made where a rejection is rendered. Routing's own refusals (404, 405,
-//! 429) know their path. A handler's (its extractors', and a [`Rejection`] it returns)
+//! 429) know their path, and so do the engine's refusals of a request whose head it
+//! read (a body over its limit, a malformed or late body: `rewrite_refusal`). A handler's (its extractors', and a [`Rejection`] it returns)
 //! render inside a scope that `problem_scope.rs` opens around each handler of an app that
 //! asked, on the paths it asked for. An app that asks for none keeps its handlers
 //! unwrapped and pays nothing per request.
@@ -105,6 +106,16 @@ pub(crate) fn render(rejection: &Rejection, instance: Option<&str>, res: &mut Re
     res.set_status(status);
     res.set_content_type(PROBLEM_JSON);
     let _ = serde_json::to_writer(res.body_mut(), &problem);
+}
+
+/// Rewrites the engine's own plain-text refusal in `res` (`kiln_http::Service::refused`)
+/// as problem details for `path`: the same status and headers (a `503`'s `Retry-After`),
+/// its text as the `detail`.
+pub(crate) fn rewrite_refusal(path: &str, res: &mut Response) {
+    let detail = res.body_bytes().map(|text| String::from_utf8_lossy(text).trim_end().to_owned());
+    res.remove_header("content-type");
+    res.body_mut().clear();
+    render(&Rejection::custom(res.status(), detail.unwrap_or_default()), Some(path), res);
 }
 
 /// Opens a problem scope while `f` runs, for the request for `path`.

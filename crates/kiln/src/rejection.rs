@@ -321,7 +321,8 @@ impl FieldError {
         FieldError { path: path.into(), message: message.into() }
     }
 
-    /// The field's path in Rust's notation: `address.zip`, `tags[2]`; empty for the
+    /// The field's path in dotted notation, in the names the client sent (serde's, for
+    /// `kiln::Valid`): `address.zip`, `tags[2]`; empty for the
     /// value itself.
     pub fn path(&self) -> &str {
         &self.path

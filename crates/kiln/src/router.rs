@@ -53,6 +53,10 @@ pub(crate) struct Endpoint<S> {
     websocket: bool,
     /// Methods whose bodies are streamed, with their limits.
     streamed: Vec<(Method, u64)>,
+    /// Some rate limit of the app may cover a request routed here: decided once at
+    /// build time ([`Router::mark_rate_limited`]), so that a route no limit names
+    /// pays nothing for the limits of others.
+    pub(crate) rate_limited: bool,
 }
 
 impl<S> Endpoint<S> {
@@ -68,10 +72,23 @@ impl<S> Endpoint<S> {
         }
     }
 
+    /// The handler for `req`: by its method, or, on the one route that takes a
+    /// WebSocket handshake, by the protocol an HTTP/2 extended CONNECT asks for. Only
+    /// that route reads the protocol: the others answer a CONNECT by its method (no
+    /// handler: a 405), as they did before routes took extended CONNECT.
+    pub(crate) fn handler_for(&self, req: &kiln_http::Request<'_>) -> Option<&dyn ErasedHandler<S>> {
+        if self.websocket {
+            if let Some(protocol) = req.protocol() {
+                return self.tunnel(protocol);
+            }
+        }
+        self.handler(req.method())
+    }
+
     /// The handler for an HTTP/2 extended CONNECT asking for `protocol` (RFC 8441):
     /// a `websocket` one is the WebSocket route's, as its HTTP/1.1 upgrade is, so that
     /// one route serves both.
-    pub(crate) fn tunnel(&self, protocol: &str) -> Option<&dyn ErasedHandler<S>> {
+    fn tunnel(&self, protocol: &str) -> Option<&dyn ErasedHandler<S>> {
         match self.get {
             Some(i) if self.websocket && protocol.eq_ignore_ascii_case("websocket") => Some(&*self.methods[i].1),
             _ => None,
@@ -117,6 +134,7 @@ impl<S> Router<S> {
                         get: None,
                         websocket: false,
                         streamed: Vec::new(),
+                        rate_limited: false,
                     });
                     owners.push(Vec::new());
                     i
@@ -145,6 +163,15 @@ impl<S> Router<S> {
         let streams = endpoints.iter().any(|e| !e.streamed.is_empty());
         let websockets = endpoints.iter().any(|e| e.websocket);
         Ok(Router { router, endpoints, fallback, streams, websockets })
+    }
+
+    /// Marks each endpoint that a rate limit may cover: `covers(pattern, method)` for
+    /// any of its methods. The check per request stays exact; this only spares the
+    /// endpoints it cannot apply to.
+    pub(crate) fn mark_rate_limited(&mut self, covers: impl Fn(&str, &Method) -> bool) {
+        for endpoint in &mut self.endpoints {
+            endpoint.rate_limited = endpoint.methods.iter().any(|(method, _)| covers(&endpoint.pattern, method));
+        }
     }
 
     /// The endpoint whose pattern matches `path`, with its index in

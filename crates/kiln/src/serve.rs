@@ -130,6 +130,12 @@ impl<S: Service> Service for Watched<S> {
     fn extended_connect(&self) -> bool {
         self.inner.as_ref().is_some_and(Service::extended_connect)
     }
+
+    fn refused(&self, req: &Request<'_>, res: &mut Response) {
+        if let Some(inner) = &self.inner {
+            inner.refused(req, res);
+        }
+    }
 }
 
 /// A running app: what [`serve`] returns. Dropping it shuts the server down without

@@ -8,6 +8,7 @@ use crate::extract::{FromRequest, RequestContext};
 use crate::form::{Form, Query};
 use crate::json::Json;
 use crate::rejection::{FieldError, InvalidInput, Rejection};
+use crate::valid_names::{Source, as_sent, received};
 
 /// An extractor whose value passed its checks: `Valid(Json(page)): Valid<Json<NewPage>>`
 /// where `NewPage` derives `garde::Validate`.
@@ -15,6 +16,10 @@ use crate::rejection::{FieldError, InvalidInput, Rejection};
 /// Extraction refuses as the inner extractor does (a malformed body is still `400`);
 /// a value that breaks its constraints is refused with `422`, the message listing
 /// every failing field by its path (`author.name`, `tags[2]`) with garde's message.
+/// The path names each field as the client sent it, which is the name the schema shows:
+/// serde's `rename` and `rename_all` apply (`fullName`, not `full_name`). A field the
+/// client did not send, renamed to an unrelated word, keeps its Rust name unless garde
+/// is told the same name (`#[garde(rename = "...")]`).
 ///
 /// ```
 /// use kiln::{App, Json, Route, Valid};
@@ -51,12 +56,18 @@ pub trait Payload {
 
     /// The value.
     fn payload(&self) -> &Self::Value;
+
+    /// Where the client sent the value, so that a refusal names its fields as sent;
+    /// `None` keeps garde's names.
+    #[doc(hidden)]
+    const SOURCE: Option<Source> = None;
 }
 
 macro_rules! payload {
-    ($($extractor:ident),*) => {
+    ($($extractor:ident: $source:ident),*) => {
         $(impl<T: Validate> Payload for $extractor<T> {
             type Value = T;
+            const SOURCE: Option<Source> = Some(Source::$source);
 
             fn payload(&self) -> &T {
                 &self.0
@@ -65,7 +76,7 @@ macro_rules! payload {
     };
 }
 
-payload!(Json, Form, Query);
+payload!(Json: Json, Form: Form, Query: Query);
 
 impl<S, E> FromRequest<S> for Valid<E>
 where
@@ -78,13 +89,24 @@ where
         let extracted = E::from_request(cx)?;
         match extracted.payload().validate() {
             Ok(()) => Ok(Valid(extracted)),
-            Err(report) => Err(refusal(&report)),
+            Err(report) => Err(refusal(&report, E::SOURCE, cx)),
         }
     }
 }
 
-/// The `422`, listing every failing field by path (garde's order).
-fn refusal(report: &garde::Report) -> Rejection {
-    let fields = report.iter().map(|(path, error)| FieldError::new(path.to_string(), error.message())).collect();
+/// The `422`, listing every failing field by its path as sent (garde's order).
+fn refusal<S>(report: &garde::Report, source: Option<Source>, cx: &RequestContext<'_, S>) -> Rejection {
+    let input = source.map(|source| received(source, &cx.request()));
+    let fields = report
+        .iter()
+        .map(|(path, error)| {
+            let path = path.to_string();
+            let path = match &input {
+                Some(input) => as_sent(&path, input),
+                None => path,
+            };
+            FieldError::new(path, error.message())
+        })
+        .collect();
     InvalidInput::new(fields).into()
 }

@@ -140,3 +140,39 @@ fn the_described_inputs_read_the_request() {
     assert_eq!(res.status(), 422, "{}", res.text());
     assert!(res.text().contains("expected a file"), "{}", res.text());
 }
+
+/// Reads a header and a cookie by names chosen at run time.
+#[derive(Route)]
+#[route("/echo")]
+struct Echo;
+
+/// Takes a multipart form read field by field.
+#[derive(Route)]
+#[route(POST, "/upload")]
+struct Upload;
+
+async fn echo(_: Echo, headers: kiln::Headers, cookies: kiln::Cookies) -> kiln::Json<Vec<String>> {
+    let values = [headers.get("x-anything"), cookies.get("anything")];
+    kiln::Json(values.into_iter().flatten().map(str::to_owned).collect())
+}
+
+async fn upload(_: Upload, _form: kiln::multipart::Multipart) -> &'static str {
+    "ok"
+}
+
+#[test]
+fn plain_headers_cookies_and_multipart_are_described_as_unlisted() {
+    let doc = App::new(|_| ()).api(echo).api(upload).openapi();
+    let paths = &doc.json()["paths"];
+    let get = &paths["/echo"]["get"];
+    let description = get["description"].as_str().unwrap_or_default();
+    assert!(description.contains("Request headers are read by name at run time"), "{get}");
+    assert!(description.contains("Cookies are read by name at run time"), "{get}");
+    assert!(get.get("parameters").is_none(), "nothing can be listed: {get}");
+    let post = &paths["/upload"]["post"];
+    assert!(post["description"].as_str().unwrap_or_default().contains("multipart form's fields"), "{post}");
+    assert_eq!(post["requestBody"]["content"]["multipart/form-data"]["schema"], json!({ "type": "object" }));
+    let listed: Vec<(&str, usize)> =
+        doc.undescribed().iter().map(|u| (u.operation.as_str(), u.reasons.len())).collect();
+    assert_eq!(listed, [("GET /echo", 2), ("POST /upload", 1)], "{:?}", doc.undescribed());
+}

@@ -122,3 +122,87 @@ fn the_constraints_are_in_the_document() {
         "the input breaks its constraints: every failing field is listed"
     );
 }
+
+#[derive(Route)]
+#[route(POST, "/members")]
+struct Join;
+
+#[derive(Route)]
+#[route("/members")]
+struct Members;
+
+#[derive(Deserialize, JsonSchema, garde::Validate)]
+#[schemars(crate = "kiln::openapi::schemars")]
+#[serde(rename_all = "camelCase")]
+struct Member {
+    #[garde(length(min = 3))]
+    full_name: String,
+    #[serde(rename = "e-mail")]
+    #[garde(email)]
+    email: String,
+    #[garde(dive)]
+    home_address: Address,
+    #[garde(dive)]
+    past_teams: Vec<Team>,
+}
+
+#[derive(Deserialize, JsonSchema, garde::Validate)]
+#[schemars(crate = "kiln::openapi::schemars")]
+#[serde(rename_all = "kebab-case")]
+struct Team {
+    #[garde(length(min = 2))]
+    team_name: String,
+}
+
+#[derive(Deserialize, JsonSchema, garde::Validate)]
+#[schemars(crate = "kiln::openapi::schemars")]
+#[serde(rename_all = "camelCase")]
+struct MemberPage {
+    #[garde(range(max = 50))]
+    per_page: u32,
+}
+
+async fn join(_: Join, Valid(Json(member)): Valid<Json<Member>>) -> String {
+    member.full_name
+}
+
+async fn members(_: Members, Valid(Query(page)): Valid<Query<MemberPage>>) -> String {
+    page.per_page.to_string()
+}
+
+#[test]
+fn validation_error_paths_use_the_serde_names() {
+    let app = App::new(|_| ()).api(join).api(members).problem_json("/members");
+    let mut client = TestClient::new(app);
+    let bad = json!({
+        "fullName": "al",
+        "e-mail": "nope",
+        "homeAddress": { "zip": "12" },
+        "pastTeams": [{ "team-name": "ok" }, { "team-name": "x" }],
+    });
+    let res = client.request("POST", &Join).json(&bad).send();
+    assert_eq!(res.status(), 422);
+    let problem: serde_json::Value = serde_json::from_str(&res.text()).unwrap();
+    let fields: Vec<(&str, &str)> = problem["errors"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| (e["path"].as_str().unwrap(), e["pointer"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        fields,
+        [
+            ("e-mail", "/e-mail"),
+            ("fullName", "/fullName"),
+            ("homeAddress.zip", "/homeAddress/zip"),
+            ("pastTeams[1].team-name", "/pastTeams/1/team-name"),
+        ]
+    );
+    // The names are the schema's too.
+    let document = App::new(|_| ()).api(join).openapi();
+    let member = &document.json()["components"]["schemas"]["Member"]["properties"];
+    assert!(member.get("fullName").is_some() && member.get("e-mail").is_some(), "{member}");
+    let res = client.get("/members?perPage=51");
+    let problem: serde_json::Value = serde_json::from_str(&res.text()).unwrap();
+    assert_eq!(problem["errors"][0]["pointer"], "/perPage");
+}

@@ -233,3 +233,31 @@ fn the_document_describes_problem_json_errors_where_the_app_asked() {
     let plain = App::new(|_| ()).api(post_page).openapi();
     assert!(plain.json()["components"]["schemas"].get("Problem").is_none());
 }
+
+/// The decision of issue 32 ("problem+json `type` is always `about:blank`"): kiln's own
+/// rejections keep `about:blank` on purpose (RFC 9457 §4.2.1: the status says what went
+/// wrong, and the title is its phrase), so a client dispatches on `status`; only a
+/// handler's own type would name a problem type. Every member is one RFC 9457 §3.1
+/// defines, but the `errors` extension of an invalid input.
+#[test]
+fn kilns_own_rejections_keep_about_blank_deliberately() {
+    let mut client = TestClient::new(app());
+    let answers = [
+        client.get("/api/nowhere"),
+        client.request("DELETE", &Me).send(),
+        client.get(&Me),
+        client.request("POST", &PostPage).header("content-type", "text/plain").body("x").send(),
+        client.request("POST", &PostPage).json(&json!({ "title": "no", "rank": 1, "tags": [] })).send(),
+        client.get(&ApiLimited),
+        client.get(&ApiLimited),
+    ];
+    let statuses: Vec<u16> = answers.iter().map(|res| res.status().as_u16()).collect();
+    assert_eq!(statuses, [404, 405, 401, 415, 422, 200, 429]);
+    for res in answers.iter().filter(|res| res.status() != 200) {
+        let problem = problem(res, res.status().as_u16());
+        let mut members: Vec<&str> = problem.as_object().unwrap().keys().map(String::as_str).collect();
+        members.retain(|m| !["type", "title", "status", "detail", "instance"].contains(m));
+        let expected: &[&str] = if res.status() == 422 { &["errors"] } else { &[] };
+        assert_eq!(members, expected, "{problem}");
+    }
+}

@@ -5,7 +5,7 @@
 use kiln::client::Client;
 use kiln::http::Server;
 
-use super::super::tests::app;
+use super::super::tests::{EDITOR_PASSWORD, app};
 use super::comments::{comments, post_comment, post_comment_csrf, token};
 use super::pages::{page, pages, search};
 use super::routes::{ApiComments, ApiPage, ApiPages, ApiPostComment, ApiPostCommentCsrf, ApiSearch, ApiToken};
@@ -32,7 +32,9 @@ fn the_rust_client_round_trips_every_demo_operation() {
     let refused = anonymous.call(post_comment, &ApiPostComment { slug: "tour".into() }, new).expect_err("no token");
     assert_eq!(refused.status(), Some(401));
 
-    let issued = anonymous.call(token, &ApiToken, TokenRequest { author: "Rust".into() }).expect("token");
+    let issued = anonymous
+        .call(token, &ApiToken, TokenRequest { author: "Rust".into(), password: EDITOR_PASSWORD.into() })
+        .expect("token");
     let author = Client::new(format!("http://{}", serving.local_addr())).bearer(&issued.token);
     let new = NewComment { body: "From Rust.".into() };
     let posted = author.call(post_comment, &ApiPostComment { slug: "tour".into() }, new).expect("post");

@@ -1,7 +1,9 @@
 //! The comments: read by anyone, posted with a bearer token that names the author, or
 //! from the site's own pages with their CSRF token.
 //! A token, not the session cookie, so a page on another site cannot post in a
-//! visitor's name (a browser never adds an `Authorization` header by itself).
+//! visitor's name (a browser never adds an `Authorization` header by itself). Only the
+//! editor gets tokens: the request carries the site's password, checked as the login
+//! page checks it and counted against the same per-address limit of attempts.
 
 use std::time::Duration;
 
@@ -11,9 +13,9 @@ use kiln::{BearerToken, ClientAddr, CsrfGuard, Json, Key, State, StatusCode};
 use super::super::comments::MAX_LINKS;
 use super::super::comments::links;
 use super::super::page_view::{MAX_AUTHOR, MAX_COMMENT};
-use super::super::{events, model};
+use super::super::{auth, events, model};
 use super::routes::{ApiComments, ApiPostComment, ApiPostCommentCsrf, ApiToken};
-use super::types::{Comment, NamedComment, NewComment, Token, TokenRequest, is_text};
+use super::types::{Comment, MAX_PASSWORD, NamedComment, NewComment, Token, TokenRequest, is_text};
 use crate::state::Worker;
 
 /// How long a commenter's token lasts.
@@ -35,11 +37,27 @@ pub(crate) async fn comments(
     Ok(Json(comments.into_iter().map(Comment::from).collect()))
 }
 
-/// `POST /api/tokens`: a name the document's schema allows gets a token; another is a
-/// `422`.
-pub(crate) async fn token(_: ApiToken, key: Key, Json(input): Json<TokenRequest>) -> Result<Json<Token>, Rejection> {
+/// `POST /api/tokens`: the editor's password and a name the document's schema allows
+/// get a token; a name it does not allow is a `422`, a wrong password a `403`, and past
+/// the site's login attempts (`Settings::apply`'s limit, which counts these too) a `429`.
+pub(crate) async fn token(
+    _: ApiToken,
+    key: Key,
+    State(worker): State<Worker>,
+    Json(input): Json<TokenRequest>,
+) -> Result<Json<Token>, Rejection> {
     if !is_text(&input.author, MAX_AUTHOR) {
         return Err(unprocessable("the name is empty, too long or holds control characters"));
+    }
+    let password = input.password;
+    if password.is_empty() || password.chars().count() > MAX_PASSWORD {
+        return Err(unprocessable("the password is empty or longer than 1024 characters"));
+    }
+    // Argon2 takes a fraction of a second by design: on the pool, as the login's.
+    let hash = worker.site.settings.password_hash.clone();
+    let right = kiln::blocking(move || auth::verify(&password, &hash)).await?;
+    if !right {
+        return Err(Rejection::custom(StatusCode::FORBIDDEN, "wrong password"));
     }
     let token = BearerToken::issue(&key, input.author.trim(), TOKEN_TTL);
     Ok(Json(Token { token, expires_in: TOKEN_TTL.as_secs() }))

@@ -1,7 +1,7 @@
 //! The wiki's JSON API, described in its OpenAPI document (`app/openapi.json`, kept
 //! from drifting by `api::tests`): the pages, a search, and the comments, which a
-//! client posts with a bearer token it asked for under the commenter's name. Every
-//! refusal under `/api` is `application/problem+json`.
+//! client posts with a bearer token the editor asked for (with the site's password)
+//! under the commenter's name. Every refusal under `/api` is `application/problem+json`.
 //!
 //! | Route | What |
 //! | --- | --- |
@@ -9,13 +9,13 @@
 //! | `GET /api/pages/{slug}` | a page, its Markdown |
 //! | `GET /api/search?q=…` | the pages whose title or text holds the words |
 //! | `GET /api/pages/{slug}/comments` | a page's comments, oldest first |
-//! | `POST /api/tokens` | a bearer token for a commenter's name |
+//! | `POST /api/tokens` | a bearer token for a commenter's name (the editor's password) |
 //! | `POST /api/pages/{slug}/comments` | posts a comment (bearer token, rate limit) |
 //! | `POST /api/pages/{slug}/comments/csrf` | the same from the site's pages (CSRF token) |
 
 mod comments;
 mod pages;
-mod routes;
+pub(crate) mod routes;
 mod types;
 
 #[cfg(test)]

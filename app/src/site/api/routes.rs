@@ -42,9 +42,11 @@ pub(crate) struct ApiComments {
     pub(crate) slug: String,
 }
 
-/// Issues a bearer token for a commenter.
+/// Issues a bearer token for a commenter, to the editor.
 ///
-/// The token carries the name its comments are posted under and lasts an hour.
+/// The request carries the site's editor password (a wrong one is refused with `403`,
+/// and attempts count against the login's limit); the token carries the name its
+/// comments are posted under and lasts an hour.
 #[derive(Route)]
 #[route(POST, "/api/tokens")]
 pub(crate) struct ApiToken;

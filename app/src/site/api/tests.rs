@@ -5,13 +5,14 @@ use std::num::NonZeroU32;
 
 use serde_json::{Value, json};
 
-use super::super::tests::{app, client};
+use super::super::tests::{EDITOR_PASSWORD, app, client};
 use super::routes::{ApiComments, ApiPage, ApiPages, ApiPostComment, ApiPostCommentCsrf, ApiSearch, ApiToken};
 
 /// The API's title and version in its document.
 const TITLE: &str = "kiln wiki API";
-/// The API's version: the contract changes only additively within it.
-const VERSION: &str = "1.0.0";
+/// The API's version: the contract changes only additively within it. 2: a token asks
+/// for the editor's password (a new required input).
+const VERSION: &str = "2.0.0";
 
 /// The site's document: what `app/openapi.json` holds.
 pub(crate) fn document() -> kiln::openapi::Document {
@@ -94,8 +95,12 @@ fn the_api_posts_a_comment_with_a_bearer_token_and_refuses_one_without() {
         c.request("POST", &route).header("authorization", "Bearer forged").json(&json!({ "body": "x" })).send();
     assert_eq!(forged.status(), 401);
 
-    assert_eq!(c.request("POST", ApiToken).json(&json!({ "author": "  " })).send().status(), 422);
-    let token: Value = c.request("POST", ApiToken).json(&json!({ "author": "Ada" })).send().json();
+    assert_eq!(
+        c.request("POST", ApiToken).json(&json!({ "author": "  ", "password": EDITOR_PASSWORD })).send().status(),
+        422
+    );
+    let token: Value =
+        c.request("POST", ApiToken).json(&json!({ "author": "Ada", "password": EDITOR_PASSWORD })).send().json();
     let bearer = format!("Bearer {}", token["token"].as_str().expect("token"));
     assert_eq!(token["expires_in"], 3600);
 
@@ -123,7 +128,8 @@ fn the_api_posts_a_comment_with_a_bearer_token_and_refuses_one_without() {
 #[test]
 fn the_api_counts_comments_against_the_site_s_limit() {
     let (mut c, _dir) = client("api-limit");
-    let token: Value = c.request("POST", ApiToken).json(&json!({ "author": "Ada" })).send().json();
+    let token: Value =
+        c.request("POST", ApiToken).json(&json!({ "author": "Ada", "password": EDITOR_PASSWORD })).send().json();
     let bearer = format!("Bearer {}", token["token"].as_str().expect("token"));
     let route = ApiPostComment { slug: "tour".into() };
     let statuses: Vec<u16> = (0..6)
@@ -159,4 +165,22 @@ fn the_site_s_pages_post_a_comment_with_their_csrf_token_and_a_forged_one_is_ref
     let refused =
         c.request("POST", &route).header("cookie", &cookie).header("x-csrf-token", token).json(&nameless).send();
     assert_eq!(refused.status(), 422);
+}
+
+#[test]
+fn a_token_is_issued_to_the_editor_only() {
+    let (mut c, _dir) = client("api-token");
+    let ask = |c: &mut kiln::test::TestClient<_>, body: Value| c.request("POST", ApiToken).json(&body).send();
+    let anyone = ask(&mut c, json!({ "author": "Mallory" }));
+    assert_eq!(anyone.status(), 422, "no password: {}", anyone.text());
+    let wrong = ask(&mut c, json!({ "author": "Mallory", "password": "guess" }));
+    assert_eq!(wrong.status(), 403);
+    assert_eq!(wrong.header("content-type"), Some("application/problem+json"));
+    let issued = ask(&mut c, json!({ "author": "Ada", "password": EDITOR_PASSWORD }));
+    assert_eq!(issued.status(), 200, "{}", issued.text());
+    // Guessing counts against the login's limit (10 a minute in the test app).
+    let statuses: Vec<u16> =
+        (0..10).map(|_| ask(&mut c, json!({ "author": "M", "password": "guess" })).status().as_u16()).collect();
+    assert_eq!(statuses[..7], [403; 7], "{statuses:?}");
+    assert_eq!(statuses[7..], [429; 3], "{statuses:?}");
 }

@@ -101,14 +101,22 @@ pub(crate) struct NamedComment {
     pub(crate) body: String,
 }
 
-/// Who asks for a token: the name their comments are posted under.
+/// A token asked for by the editor, who logs in with the site's password: the name the
+/// token's comments are posted under (a script's, a bot's), and the password.
 #[derive(Debug, Serialize, Deserialize, JsonSchema)]
 #[schemars(crate = "kiln::openapi::schemars")]
 pub(crate) struct TokenRequest {
     /// The commenter's name, at most 80 characters.
     #[schemars(length(min = 1, max = MAX_AUTHOR), pattern(TEXT_PATTERN))]
     pub(crate) author: String,
+    /// The editor's password, as on the site's login page.
+    #[schemars(length(min = 1, max = MAX_PASSWORD))]
+    pub(crate) password: String,
 }
+
+/// The longest password a token request may carry: Argon2 takes any length, but a
+/// request need not make it hash megabytes.
+pub(crate) const MAX_PASSWORD: usize = 1024;
 
 /// A bearer token: send it as `Authorization: Bearer {token}`.
 #[derive(Debug, Serialize, Deserialize, JsonSchema)]

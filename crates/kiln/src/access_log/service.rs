@@ -83,6 +83,10 @@ impl<S: Service> Service for Logged<S> {
     fn extended_connect(&self) -> bool {
         self.inner.extended_connect()
     }
+
+    fn refused(&self, req: &Request<'_>, res: &mut Response) {
+        self.inner.refused(req, res);
+    }
 }
 
 /// What one worker owns for logging; no lock, no atomic on the request path.

@@ -65,6 +65,17 @@ impl Layers {
         self.rate_limits.iter().try_for_each(|limit| limit.limit(req, path, route, keying))
     }
 
+    /// Whether some rate limit may cover a request routed to `pattern`'s `method`
+    /// handler (see [`RateLimit::may_cover`]); decided at build time.
+    pub(crate) fn rate_limit_may_cover(&self, pattern: &str, method: &kiln_http::Method) -> bool {
+        self.rate_limits.iter().any(|limit| limit.may_cover(pattern, method))
+    }
+
+    /// Whether some rate limit may cover a request that no route matched.
+    pub(crate) fn rate_limit_may_cover_unrouted(&self) -> bool {
+        self.rate_limits.iter().any(RateLimit::may_cover_unrouted)
+    }
+
     fn cors_for(&self, path: &str) -> Option<&Cors> {
         self.cors.iter().find(|c| c.covers(path))
     }

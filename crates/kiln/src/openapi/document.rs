@@ -145,8 +145,10 @@ fn build<'r>(
         if !summary.is_empty() {
             object.insert("summary".into(), summary.into());
         }
+        let notes = std::mem::take(&mut parts.notes);
+        let description: Vec<&str> = std::iter::once(description).chain(notes).filter(|s| !s.is_empty()).collect();
         if !description.is_empty() {
-            object.insert("description".into(), description.into());
+            object.insert("description".into(), description.join("\n\n").into());
         }
         parts.write(&mut object);
         if problems.is_some_and(|p| p.covers_template(&template)) {

@@ -120,10 +120,14 @@ fn parameters_of(op: &mut Operation<'_>, schema: &Value, location: ParamIn) -> b
 }
 
 /// `multipart/form-data`; its fields are read by the handler by name at run time, so
-/// not described: [`MultipartFields<T>`] describes them.
+/// not listed (the operation says so): [`MultipartFields<T>`] lists them.
 impl Describe for Multipart {
     fn describe(op: &mut Operation<'_>) {
         op.body("multipart/form-data", json!({ "type": "object" }), true);
+        op.unlisted(
+            "The multipart form's fields are read by name as the body streams in (`Multipart`): \
+             they are not listed. `MultipartFields<T>` would list them.",
+        );
         op.response("400", "the multipart body is malformed");
         op.response("413", "a field or the body is larger than its limit");
         op.response("415", "the body is not `multipart/form-data`");
@@ -221,7 +225,34 @@ macro_rules! describes_nothing {
     };
 }
 
-describes_nothing!(Csrf, Headers, Cookies, SignedCookies, RequestHead, Method, ClientAddr, PublicUrl, Key);
+/// Any header, read by a name chosen at run time: they cannot be listed.
+impl Describe for Headers {
+    fn describe(op: &mut Operation<'_>) {
+        op.unlisted(
+            "Request headers are read by name at run time (`Headers`): they are not listed. \
+             `HeaderFields<T>` would list them.",
+        );
+    }
+}
+
+/// Any cookie, read by a name chosen at run time: they cannot be listed.
+impl Describe for Cookies {
+    fn describe(op: &mut Operation<'_>) {
+        op.unlisted(
+            "Cookies are read by name at run time (`Cookies`): they are not listed. \
+             `CookieFields<T>` would list them.",
+        );
+    }
+}
+
+/// Any signed cookie, read by a name chosen at run time.
+impl Describe for SignedCookies {
+    fn describe(op: &mut Operation<'_>) {
+        op.unlisted("Signed cookies are read by name at run time (`SignedCookies`): they are not listed.");
+    }
+}
+
+describes_nothing!(Csrf, RequestHead, Method, ClientAddr, PublicUrl, Key);
 
 impl<S> Describe for State<S> {}
 

@@ -94,6 +94,9 @@ pub(crate) struct Parts {
     pub(crate) optional_security: Vec<Security>,
     /// Why the description is not exact, for [`Document::undescribed`](super::Document::undescribed).
     pub(crate) imprecise: Vec<&'static str>,
+    /// Sentences added to the operation's description: inputs it reads that the
+    /// document cannot list ([`Operation::unlisted`]).
+    pub(crate) notes: Vec<&'static str>,
 }
 
 pub(crate) struct Parameter {
@@ -220,6 +223,18 @@ impl<'a> Operation<'a> {
         }
     }
 
+    /// Notes inputs the handler reads that cannot be listed (a header, cookie or form
+    /// field read by a name chosen at run time): `note` is added to the operation's
+    /// description, so that a reader knows, and the check
+    /// ([`Document::undescribed`](super::Document::undescribed)) lists the operation
+    /// with `note` as its reason.
+    pub fn unlisted(&mut self, note: &'static str) {
+        self.imprecise(note);
+        if !self.parts.notes.contains(&note) {
+            self.parts.notes.push(note);
+        }
+    }
+
     /// Describes with `f` into a scratch operation over the same schemas and returns
     /// what it added: how `Option<T>` makes `T`'s inputs optional.
     pub(crate) fn scratch(&mut self, f: impl FnOnce(&mut Operation<'_>)) -> Parts {
@@ -243,6 +258,9 @@ impl<'a> Operation<'a> {
         for reason in parts.imprecise {
             self.imprecise(reason);
         }
+        for note in parts.notes {
+            self.unlisted(note);
+        }
     }
 
     /// Adds the inputs of `parts` as optional ones, dropping its responses: the
@@ -263,6 +281,9 @@ impl<'a> Operation<'a> {
         }
         for reason in parts.imprecise {
             self.imprecise(reason);
+        }
+        for note in parts.notes {
+            self.unlisted(note);
         }
     }
 }

@@ -56,7 +56,7 @@ pub(crate) fn add_schemas(schemas: &mut Map<String, Value>) {
         "type": "object",
         "properties": {
             "pointer": { "description": "The field as a JSON Pointer (RFC 6901): `/address/zip`.", "type": "string" },
-            "path": { "description": "The field in Rust's notation: `address.zip`, `tags[2]`.", "type": "string" },
+            "path": { "description": "The field in dotted notation, named as sent: `address.zip`, `tags[2]`.", "type": "string" },
             "detail": { "description": "Why it fails.", "type": "string" },
         },
         "required": ["pointer", "path", "detail"],

@@ -288,7 +288,7 @@ impl<'c, S: Service> TestRequest<'c, S> {
         let peer = SocketAddr::from(([127, 0, 0, 1], 40000));
         let client = self.client;
         let service = Rc::clone(&client.service);
-        let parsed = match RequestBytes::parse_for(bytes, peer, &client.limits, |req| service.body_mode(req)) {
+        let parsed = match RequestBytes::parse_for(bytes.clone(), peer, &client.limits, |req| service.body_mode(req)) {
             Ok(mut parsed) => {
                 parsed.stream_in_chunks(&self.chunks);
                 parsed
@@ -296,6 +296,17 @@ impl<'c, S: Service> TestRequest<'c, S> {
             Err(refusal) => {
                 let mut res = Response::new();
                 refusal.render(&mut res);
+                // A body over its limit is refused after the head was read, and the
+                // server hands that refusal to the service (`Service::refused`): the
+                // head, read again without the limit, is the request it sees.
+                if refusal.status() == StatusCode::PAYLOAD_TOO_LARGE {
+                    let unlimited = kiln_http::Limits { max_body_bytes: usize::MAX, ..client.limits.clone() };
+                    if let Ok(head_read) =
+                        RequestBytes::parse_for(bytes, peer, &unlimited, |_| kiln_http::BodyMode::Buffer)
+                    {
+                        service.refused(&head_read.request(), &mut res);
+                    }
+                }
                 let mut res = TestResponse::from_response(&res, head);
                 res.push_header("Connection", "close");
                 return (client, head, Answer::Refused(res));

@@ -35,11 +35,11 @@ impl<T: Transport> Conn<T> {
         }
         let limit = self.worker.limits.max_body_bytes as u64;
         if let Err(rejection) = parse::check_body_len(&parsed, limit) {
-            return self.refuse_body(rejection, BodyLimit::Whole(limit)).await;
+            return self.refuse_body(service, rejection, BodyLimit::Whole(limit)).await;
         }
         let body_len = match self.read_body(&parsed).await? {
             Ok(len) => len,
-            Err(rejection) => return self.refuse_body(rejection, BodyLimit::Whole(limit)).await,
+            Err(rejection) => return self.refuse_body(service, rejection, BodyLimit::Whole(limit)).await,
         };
         let keep_alive = self.answer(service, &parsed, body_len).await;
         let consumed = parsed.len + body_len;

@@ -14,9 +14,11 @@ use crate::body::BodyLimit;
 use crate::h1::encode;
 use crate::head::Version;
 use crate::rejection::{Rejection, error_response};
+use crate::request::Request;
+use crate::service::Service;
 use crate::transport::Transport;
 use crate::upgrade::{OnUpgrade, Upgraded};
-use crate::worker::Bufs;
+use crate::worker::{Bufs, ConnBufs};
 
 /// How long a refused connection keeps draining the client's input before closing.
 const LINGER_TIME: Duration = Duration::from_secs(2);
@@ -71,14 +73,25 @@ impl<T: Transport> Conn<T> {
         self.send_refusal().await
     }
 
-    /// Refuses as [`refuse`](Self::refuse) does; a body over its limit gets the `413`
-    /// that names `limit` and how a route raises it, and the log says the same.
-    pub(super) async fn refuse_body(&mut self, rejection: Rejection, limit: BodyLimit) -> Flow<bool> {
-        if rejection.status != StatusCode::PAYLOAD_TOO_LARGE {
-            return self.refuse(rejection).await;
+    /// Refuses a request whose head was read, for its body, as [`refuse`](Self::refuse)
+    /// does: a body over its limit gets the `413` that names `limit` and how a route
+    /// raises it, and the log says the same. The service may then render the refusal its
+    /// own way ([`Service::refused`]): it knows the request's path.
+    pub(super) async fn refuse_body<S: Service>(
+        &mut self,
+        service: &S,
+        rejection: Rejection,
+        limit: BodyLimit,
+    ) -> Flow<bool> {
+        if rejection.status == StatusCode::PAYLOAD_TOO_LARGE {
+            limit.render(&mut self.bufs.res);
+            tracing::info!(target: "kiln::http", peer = %self.peer, "413 to {}: {limit}", self.request_line());
+        } else {
+            error_response(&mut self.bufs.res, rejection.status, rejection.reason);
         }
-        limit.render(&mut self.bufs.res);
-        tracing::info!(target: "kiln::http", peer = %self.peer, "413 to {}: {limit}", self.request_line());
+        let ConnBufs { read, head, res, .. } = &mut *self.bufs;
+        let req = Request { buf: &read[self.start..], head, body: b"", stream: None, peer: self.peer };
+        service.refused(&req, res);
         self.send_refusal().await
     }
 

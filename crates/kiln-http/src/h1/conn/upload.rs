@@ -124,7 +124,7 @@ impl<T: Transport> Conn<T> {
         max_bytes: u64,
     ) -> Flow<bool> {
         if let Err(rejection) = parse::check_body_len(parsed, max_bytes) {
-            return self.refuse_body(rejection, BodyLimit::Streamed(max_bytes)).await;
+            return self.refuse_body(service, rejection, BodyLimit::Streamed(max_bytes)).await;
         }
         let content_length = match parsed.framing {
             Framing::Length(n) => Some(n),
@@ -154,7 +154,7 @@ impl<T: Transport> Conn<T> {
             // The engine answers a body it could not read, whatever the service made of it.
             End::Failed(e) => {
                 let rejection = Rejection { status: e.status(), reason: e.reason() };
-                return self.refuse_body(rejection, BodyLimit::Streamed(max_bytes)).await;
+                return self.refuse_body(service, rejection, BodyLimit::Streamed(max_bytes)).await;
             }
             End::Open | End::Complete => {}
         }

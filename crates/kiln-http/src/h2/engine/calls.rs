@@ -3,6 +3,7 @@
 //! body streams, [`BodyMode::Stream`]), their answers, and the deadlines of bodies that
 //! do not come (`408`) and of windows held shut.
 
+use std::net::SocketAddr;
 use std::task::Context;
 
 use tokio::time::Instant;
@@ -72,7 +73,7 @@ impl<S: Service, T: Transport> Conn<S, T> {
             stream.ready = false;
             stream.deadline = None;
             if let Some(rejection) = stream.refused {
-                answer_refusal(stream, rejection);
+                answer_refusal(&self.service, self.peer, stream, rejection);
                 let before = self.state.streams.len();
                 self.respond(index, None, cx);
                 if self.state.streams.len() == before {
@@ -211,7 +212,7 @@ impl<S: Service, T: Transport> Conn<S, T> {
             if stream.ready && stream.refused.is_some() {
                 stream.ready = false;
                 let rejection = stream.refused.unwrap_or(BODY_TIMEOUT);
-                answer_refusal(stream, rejection);
+                answer_refusal(&self.service, self.peer, stream, rejection);
                 let before = self.state.streams.len();
                 self.respond(index, None, cx);
                 if self.state.streams.len() != before {
@@ -225,9 +226,13 @@ impl<S: Service, T: Transport> Conn<S, T> {
 
 /// Fills a refused stream's response: a body over its limit gets the `413` that names the
 /// limit and how a route raises it, as on HTTP/1.1; any other refusal its short reason.
-fn answer_refusal(stream: &mut Stream, rejection: Rejection) {
+/// The service may then render it its own way ([`Service::refused`]).
+fn answer_refusal<S: Service>(service: &S, peer: SocketAddr, stream: &mut Stream, rejection: Rejection) {
     match stream.over_limit {
         Some(limit) if rejection.status == http::StatusCode::PAYLOAD_TOO_LARGE => limit.render(&mut stream.bufs.res),
         _ => error_response(&mut stream.bufs.res, rejection.status, rejection.reason),
     }
+    let b = &mut *stream.bufs;
+    let req = Request { buf: &b.read, head: &b.head, body: b"", stream: None, peer };
+    service.refused(&req, &mut b.res);
 }

@@ -61,6 +61,28 @@ impl RateLimit {
         }
     }
 
+    /// Whether the limit may cover a request routed to `pattern`'s `method` handler,
+    /// decided once at build time: its routes name it, or else its methods take
+    /// `method` and its prefix can begin a path the pattern matches. `false` only when
+    /// [`covers`](Self::covers) is `false` for every such request (a `HEAD` routed
+    /// to a `GET` counts as the `GET`).
+    pub(crate) fn may_cover(&self, pattern: &str, method: &kiln_http::Method) -> bool {
+        use kiln_http::Method;
+        let takes = |m: &Method| m == method || (*method == Method::GET && *m == Method::HEAD);
+        if !self.routes.is_empty() {
+            return self.routes.iter().any(|(p, m)| *p == pattern && takes(m));
+        }
+        let literal = pattern.split(['{', '*']).next().unwrap_or("");
+        let methods = self.methods.is_empty() || self.methods.iter().any(takes);
+        methods && (literal.starts_with(&*self.prefix) || self.prefix.starts_with(literal))
+    }
+
+    /// Whether the limit may cover a request no route matched (a `404`, or the
+    /// fallback's): only one not scoped to routes.
+    pub(crate) fn may_cover_unrouted(&self) -> bool {
+        self.routes.is_empty()
+    }
+
     /// Whether keying needs the app's secret key.
     pub(crate) fn needs_secret(&self) -> bool {
         self.key.needs_secret()

@@ -76,7 +76,11 @@ pub(super) type Clock = dyn Fn() -> Duration + Send + Sync;
 /// `AtomicU64` moved with compare-and-swap: no lock, and no more admissions than the
 /// quota, however the requests spread over the workers. A covered request costs a
 /// SipHash of its key, two atomic updates and two reads of the clock; an uncovered
-/// one, a prefix, method and route compare per limit; an app without limits, nothing.
+/// one on a route that some limit may cover, a prefix, method and route compare per
+/// limit; a request to a route that no limit can cover (decided once per route when
+/// the app is built), nothing. So a limit on the login route costs the other routes
+/// nothing. A request whose method its route does not take (a `405`) counts only
+/// where some limit covers one of the route's methods.
 ///
 /// **Bounded memory.** The table is fixed when the limit is made
 /// ([`capacity`](Self::capacity), default 32,768 cells of 8 bytes: 256 KiB), however
