@@ -95,6 +95,7 @@ mod client;
 mod diff;
 mod embed;
 mod event;
+mod leaf;
 mod limits;
 mod list;
 mod mounted;
