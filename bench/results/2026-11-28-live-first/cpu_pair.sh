@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The first-page pair in CPU time rather than instructions: kiln-demo pinned to CPU 0
-# with one worker, wrk pinned to CPU 1 (1 thread, 50 connections, 10 s), alternately on
-# /bench/first/html and /bench/first/live, REPS times; the server's utime+stime from
+# with one worker, wrk pinned to CPU 1 (1 thread, 50 connections, 10 s), in turn on
+# /bench/first/html, /bench/first/signed (the floor: html! + the token) and /bench/first/live, REPS times; the server's utime+stime from
 # /proc over each run ÷ the requests wrk completed = CPU µs per request. Unlike callgrind,
 # this runs SHA-256 on the CPU's own instructions (sha_ni), which valgrind 3.19 cannot.
 # Usage: cpu_pair.sh KILN_DEMO_BINARY [REPS]   (from the checkout; bounded: REPS × 2 × 10 s)
@@ -17,7 +17,7 @@ tick=$(getconf CLK_TCK)
 cpu() { awk '{print $14 + $15}' /proc/$pid/stat; }
 echo "rep,path,requests,cpu_ticks,cpu_us_per_request"
 for rep in $(seq "$reps"); do
-  for path in /bench/first/html /bench/first/live; do
+  for path in /bench/first/html /bench/first/signed /bench/first/live; do
     taskset -c 1 wrk -t1 -c50 -d2s http://127.0.0.1:$port$path >/dev/null   # warm-up
     before=$(cpu)
     out=$(taskset -c 1 wrk -t1 -c50 -d10s http://127.0.0.1:$port$path)
