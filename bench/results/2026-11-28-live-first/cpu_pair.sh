@@ -4,7 +4,7 @@
 # /bench/first/html, /bench/first/signed (the floor: html! + the token) and /bench/first/live, REPS times; the server's utime+stime from
 # /proc over each run ÷ the requests wrk completed = CPU µs per request. Unlike callgrind,
 # this runs SHA-256 on the CPU's own instructions (sha_ni), which valgrind 3.19 cannot.
-# Usage: cpu_pair.sh KILN_DEMO_BINARY [REPS]   (from the checkout; bounded: REPS × 2 × 10 s)
+# Usage: cpu_pair.sh KILN_DEMO_BINARY [REPS]   (from the checkout; bounded: REPS × 3 × 12 s)
 set -euo pipefail
 bin=$1; reps=${2:-3}; port=18931
 db=$(mktemp -d)/first.sqlite
