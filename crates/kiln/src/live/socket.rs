@@ -34,6 +34,8 @@ pub(crate) struct Closing(pub(crate) CloseCode, pub(crate) &'static str);
 
 /// The view panicked.
 const PANICKED: Closing = Closing(CloseCode::INTERNAL_ERROR, "the live view failed");
+/// Most deliveries of pushed messages before the page's events are read again.
+const PUSHES_IN_A_ROW: u32 = 32;
 /// The reply to an event over the rate.
 const THROTTLED: &str = "too many events: slow down";
 
@@ -86,6 +88,7 @@ async fn serve<V: LiveView>(
     let mut errors = 0;
     // The view changed since the page was last sent a diff: its page was backed up.
     let mut dirty = false;
+    let mut pushes = PUSHES_IN_A_ROW;
     'serve: loop {
         let backed_up = tx.queued() > limits.max_unsent_bytes;
         if dirty && !backed_up {
@@ -99,6 +102,33 @@ async fn serve<V: LiveView>(
         // Each change is rendered in the pass that made it, unless the page is backed
         // up: then only marked, and rendered once the page has read.
         let changed = tokio::select! {
+            biased;
+            // Pushes first (the page is not polled for each delivery), but the page
+            // is read at least every `PUSHES_IN_A_ROW` deliveries. The message is
+            // handed to the view inside the poll, and rendered there: one pass and one
+            // unwind guard per delivery.
+            changed = poll_fn(|cx| {
+                if pushes == 0 {
+                    // The page's turn: this branch waits one poll.
+                    pushes = PUSHES_IN_A_ROW;
+                    cx.waker().wake_by_ref();
+                    return Poll::Pending;
+                }
+                match caught(|| match mounted.poll_push(cx) {
+                    Poll::Ready(()) => Poll::Ready(rendered(mounted, tx, &limits)),
+                    Poll::Pending => Poll::Pending,
+                }) {
+                    Ok(Poll::Pending) => {
+                        pushes = PUSHES_IN_A_ROW;
+                        Poll::Pending
+                    }
+                    Ok(Poll::Ready(changed)) => {
+                        pushes -= 1;
+                        Poll::Ready(Ok(changed))
+                    }
+                    Err(panicked) => Poll::Ready(Err(panicked)),
+                }
+            }) => changed?,
             message = rx.recv() => 'event: {
                 let Some(message) = message else { return Ok(()) };
                 let refused = match message {
@@ -133,16 +163,6 @@ async fn serve<V: LiveView>(
                 }
                 continue 'serve;
             },
-            // The message is handed to the view inside the poll, and rendered there:
-            // one pass and one unwind guard per delivery.
-            changed = poll_fn(|cx| match caught(|| match mounted.poll_push(cx) {
-                Poll::Ready(()) => Poll::Ready(rendered(mounted, tx, &limits)),
-                Poll::Pending => Poll::Pending,
-            }) {
-                Ok(Poll::Pending) => Poll::Pending,
-                Ok(Poll::Ready(changed)) => Poll::Ready(Ok(changed)),
-                Err(panicked) => Poll::Ready(Err(panicked)),
-            }) => changed?,
             written = tx.flush(), if dirty && backed_up => {
                 if !written {
                     return Ok(());
