@@ -5,7 +5,7 @@
 
 use std::future::Future;
 use std::pin::Pin;
-use std::task::{Context, Poll};
+use std::task::{Context, Poll, ready};
 use std::time::Duration;
 
 use futures_core::Stream;
@@ -125,7 +125,10 @@ impl<V: HandleInfo<M>, M: From<Message> + 'static> Source<V> for Subscribed<M> {
     fn poll_deliver(&mut self, cx: &mut Context<'_>, view: &mut V, socket: &mut LiveSocket<V>) -> Poll<Option<()>> {
         loop {
             match Pin::new(&mut self.subscription).poll_next(cx) {
-                Poll::Ready(Some(Ok(message))) => return Poll::Ready(Some(view.handle_info(M::from(message), socket))),
+                Poll::Ready(Some(Ok(message))) => {
+                    view.handle_info(M::from(message), socket);
+                    return Poll::Ready(Some(()));
+                }
                 Poll::Ready(Some(Err(_lagged))) => continue,
                 Poll::Ready(None) => return Poll::Ready(None),
                 Poll::Pending => return Poll::Pending,
@@ -141,7 +144,9 @@ struct Every<M> {
 
 impl<V: HandleInfo<M>, M: Clone + 'static> Source<V> for Every<M> {
     fn poll_deliver(&mut self, cx: &mut Context<'_>, view: &mut V, socket: &mut LiveSocket<V>) -> Poll<Option<()>> {
-        self.interval.poll_tick(cx).map(|_| Some(view.handle_info(self.message.clone(), socket)))
+        ready!(self.interval.poll_tick(cx));
+        view.handle_info(self.message.clone(), socket);
+        Poll::Ready(Some(()))
     }
 }
 
@@ -171,6 +176,7 @@ impl<V: HandleInfo<M>, M: 'static> Source<V> for Task<M> {
         let Some(work) = self.work.as_mut() else { return Poll::Ready(None) };
         let Poll::Ready(message) = work.as_mut().poll(cx) else { return Poll::Pending };
         self.work = None;
-        Poll::Ready(Some(view.handle_info(message, socket)))
+        view.handle_info(message, socket);
+        Poll::Ready(Some(()))
     }
 }

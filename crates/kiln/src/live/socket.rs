@@ -163,7 +163,8 @@ async fn serve<V: LiveView>(
                 }
                 continue 'serve;
             },
-            written = tx.flush(), if dirty && backed_up => {
+            // Boxed when polled: a rare wait, kept out of every idle view's task.
+            written = async { Box::pin(tx.flush()).await }, if dirty && backed_up => {
                 if !written {
                     return Ok(());
                 }
