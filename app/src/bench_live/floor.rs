@@ -123,7 +123,7 @@ impl Floor {
                 self.chat.update(self.room.render().into_part())
             }
         };
-        Ok(diff.to_json())
+        Ok(diff.as_str().map(str::to_owned))
     }
 }
 

@@ -86,11 +86,43 @@ impl LiveView for Big {
     }
 }
 
+/// A view showing the text it was last sent, for texts a leaf message must carry.
+#[derive(Route)]
+#[route("/note")]
+struct NotePage;
+
+#[derive(Serialize, Deserialize)]
+enum NoteEvent {
+    Write(String),
+}
+
+struct Note {
+    text: String,
+}
+
+impl LiveView for Note {
+    type AppState = LocalBus;
+    type Route = NotePage;
+    type Event = NoteEvent;
+
+    async fn mount(_: NotePage, _: RequestContext<'_, LocalBus>) -> Result<Self, Rejection> {
+        Ok(Note { text: String::new() })
+    }
+
+    fn handle(&mut self, NoteEvent::Write(text): NoteEvent, _: &mut LiveSocket<Self>) {
+        self.text = text;
+    }
+
+    fn render(&self) -> Live<NoteEvent> {
+        live_html! { pre { (self.text) } }
+    }
+}
+
 type Client = TestClient<AppService<LocalBus>>;
 
 fn app(key: Key) -> App<LocalBus> {
     let bus = Bus::new();
-    App::new(move |_| bus.attach()).secret_key(key).live::<Counter>().live::<Big>()
+    App::new(move |_| bus.attach()).secret_key(key).live::<Counter>().live::<Big>().live::<Note>()
 }
 
 fn client() -> Client {
@@ -137,16 +169,30 @@ fn post(client: &mut Client, page: &str, token: &str, id: &str, event: &str) -> 
         .as_u16()
 }
 
-/// The next message of the stream, with its event type.
-fn next(stream: &mut Stream) -> (String, Value) {
+/// The next message of the stream as sent (JSON, or a leaf message), with its event
+/// type.
+fn next_text(stream: &mut Stream) -> (String, String) {
     let event = stream.events.next_event(WAIT).expect("a message in time").expect("the stream is open");
-    (event.event().to_owned(), serde_json::from_str(event.data()).expect("JSON"))
+    (event.event().to_owned(), event.data().to_owned())
+}
+
+fn next(stream: &mut Stream) -> (String, Value) {
+    let (kind, text) = next_text(stream);
+    let json = serde_json::from_str(&text).unwrap_or_else(|e| panic!("JSON: {e}: {text}"));
+    (kind, json)
 }
 
 fn next_json(stream: &mut Stream) -> Value {
     let (kind, json) = next(stream);
     assert_eq!(kind, "message", "{json}");
     json
+}
+
+/// The next message, a `message` event.
+fn next_message(stream: &mut Stream) -> String {
+    let (kind, text) = next_text(stream);
+    assert_eq!(kind, "message", "{text}");
+    text
 }
 
 /// The close code the stream ended with.
@@ -176,7 +222,21 @@ fn live_sse_mounts_and_a_click_sends_one_slot() {
     assert_eq!(mount["0"], "100", "mounted again from the stream's route: {mount}");
 
     assert_eq!(post(&mut client, "/counter/1", &token, &stream.id, INCREMENT), 204);
-    assert_eq!(next_json(&mut stream), serde_json::json!({ "0": "101" }));
+    assert_eq!(next_message(&mut stream), "0=101");
+}
+
+#[test]
+fn live_sse_carries_a_leaf_text_with_newlines_equals_and_quotes() {
+    let mut client = client();
+    let token = token_of(&mut client, "/note");
+    let mut stream = open(&mut client, "/note", &token).unwrap();
+    next_json(&mut stream);
+    // Each line its own `data:` line (a blank one too), joined back with LF.
+    for text in ["a=b.c", "one\ntwo\n\nfour\n", "{not json}", "'single'"] {
+        let event = serde_json::json!({ "event": { "Write": text } }).to_string();
+        assert_eq!(post(&mut client, "/note", &token, &stream.id, &event), 204);
+        assert_eq!(next_message(&mut stream), format!("0={text}"));
+    }
 }
 
 #[test]
@@ -198,7 +258,7 @@ fn live_sse_takes_an_event_posted_to_another_worker() {
         .send()
         .status();
     assert_eq!(status, 204);
-    assert_eq!(next_json(&mut stream), serde_json::json!({ "0": "201" }));
+    assert_eq!(next_message(&mut stream), "0=201");
 }
 
 #[test]
@@ -239,7 +299,7 @@ fn live_sse_refuses_forged_tokens_and_streams_of_others() {
 
     // Nothing reached the view; it still takes the page's own events.
     assert_eq!(post(&mut client, "/counter/1", &token, &id, INCREMENT), 204);
-    assert_eq!(next_json(&mut stream), serde_json::json!({ "0": "101" }));
+    assert_eq!(next_message(&mut stream), "0=101");
 }
 
 #[test]
@@ -279,14 +339,14 @@ fn live_sse_refuses_too_frequent_events() {
     // machine pauses for a second between two posts).
     for n in 1..=5 {
         assert_eq!(post(&mut client, "/counter/1", &token, &stream.id, INCREMENT), 204);
-        assert_eq!(next_json(&mut stream)["0"], (100 + n).to_string());
+        assert_eq!(next_message(&mut stream), format!("0={}", 100 + n));
     }
     assert_eq!(post(&mut client, "/counter/1", &token, &stream.id, INCREMENT), 204);
     assert_eq!(next_json(&mut stream), serde_json::json!({ "error": "too many events: slow down" }));
     // Refused, not closed: once the rate allows (a second), events are taken again.
     std::thread::sleep(Duration::from_millis(1100));
     assert_eq!(post(&mut client, "/counter/1", &token, &stream.id, INCREMENT), 204);
-    assert_eq!(next_json(&mut stream), serde_json::json!({ "0": "106" }));
+    assert_eq!(next_message(&mut stream), "0=106");
 }
 
 #[test]

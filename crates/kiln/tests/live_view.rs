@@ -62,7 +62,7 @@ fn live_counter_click_sends_a_one_slot_diff() {
 
     // The page sends back what the button carries.
     let diff = test.client_event(r#"{"event":"Increment"}"#).unwrap();
-    assert_eq!(diff.to_json().as_deref(), Some(r#"{"2":"1"}"#));
+    assert_eq!(diff.as_str(), Some("2=1"), "one slot: a leaf message");
     assert!(test.html().contains("<p>Count: 1</p>"));
 
     // `.big` toggles in the same slot as the class attribute, nothing else is sent.
@@ -227,6 +227,17 @@ fn live_table_one_row_change_sends_that_rows_changed_slots_only() {
     let bytes = diff.to_json().unwrap().len();
     assert!(bytes <= "\"95\" class=\\\"top\\\"".len() + 40, "{bytes} bytes: {diff}");
     assert!(test.html().contains("<td class=\"top\">95</td>"));
+}
+
+#[test]
+fn live_table_one_cell_change_is_a_leaf_message_through_the_rows_key() {
+    let mut test = LiveTest::new(table());
+    // Person 42's score is 66: 43 keeps it out of `.top`, so only the cell changes.
+    let diff = test.info(ScoreChanged { id: 42, score: 43 });
+    let path = diff.as_str().and_then(|text| text.strip_suffix("=43")).expect("a leaf message");
+    assert!(path.ends_with(".42.3"), "the row's key, then its slot: {diff}");
+    assert_eq!(list_diff(diff.json().unwrap()), json!({"u": {"42": {"3": "43"}}}).as_object().unwrap());
+    assert!(test.html().contains("<td>43</td>"));
 }
 
 #[test]
@@ -584,5 +595,5 @@ async fn live_test_runs_the_work_an_event_spawns_and_delivers_its_result() {
 async fn live_test_connect_runs_connected_and_delivers_its_timers() {
     let mut test = LiveTest::connect(Note { store: None, saved: None, ticks: 0 });
     let diff = tokio::time::timeout(std::time::Duration::from_secs(10), test.push()).await.expect("the timer fires");
-    assert_eq!(diff.to_json().unwrap(), r#"{"1":"1"}"#);
+    assert_eq!(diff.as_str(), Some("1=1"));
 }

@@ -59,6 +59,28 @@
       return node;
     }
 
+    // A leaf message, `3.42.2=text`: the text slot at that path (slot 3, the item
+    // keyed 42, its slot 2) is now everything after the first `=`.
+    leaf(message) {
+      const eq = message.indexOf("=");
+      const steps = message.slice(0, eq).split(".");
+      let slots = this.root.slots;
+      for (let s = 0; s < steps.length - 1; s++) {
+        const node = slots[steps[s]];
+        if (!node || typeof node === "string") throw new Error("no slot " + steps[s]);
+        if (node.slots) {
+          slots = node.slots;
+          continue;
+        }
+        const key = steps[++s];
+        const item = node.items.find((item) => item.key === key);
+        if (!item) throw new Error("no item " + key);
+        slots = item.slots;
+      }
+      if (typeof slots[steps[steps.length - 1]] !== "string") throw new Error("no text slot " + message.slice(0, eq));
+      slots[steps[steps.length - 1]] = message.slice(eq + 1);
+    }
+
     patchSlots(slots, json) {
       for (const i in json) slots[i] = this.patch(slots[i], json[i]);
     }
@@ -323,14 +345,18 @@
     // view: the server mounted it again), then diffs.
     receive(link, data) {
       if (this.link !== link) return;
-      const message = JSON.parse(data);
+      // A leaf message (`path=text`) never starts with `{`; every other one is JSON.
+      const leaf = data[0] !== "{";
+      const message = leaf ? data : JSON.parse(data);
       if (message.error !== undefined) return console.warn("kiln live: " + message.error);
       if (link.replica === null) {
+        if (leaf) return;
         link.replica = new Replica();
         this.tries = 0;
         this.state(true);
       }
-      link.replica.apply(message);
+      if (leaf) link.replica.leaf(message);
+      else link.replica.apply(message);
       // A focused element that moves (in a keyed row) is taken out and put back,
       // which blurs it: it gets its focus and selection back.
       const focused = document.activeElement;

@@ -1,6 +1,7 @@
 //! What goes on the wire: a rendering as the client first receives it, and the
 //! difference between two renderings of the same view (the format is in `mod.rs`),
-//! written straight into the message's text.
+//! written straight into the message's text; a diff that changes one text slot only
+//! is sent as a leaf message, `path=text` (`leaf.rs`).
 
 use std::cell::OnceCell;
 use std::fmt;
@@ -9,21 +10,33 @@ use std::rc::Rc;
 use kiln_html::{Item, List, Part, Slot, Statics};
 use serde_json::Value;
 
+use crate::live::leaf::{Leaf, Step};
 use crate::live::{list, wire};
 
 /// One message from a view to its page: the whole rendering at mount, then what
 /// changed after each update. Empty when nothing changed: then nothing is sent.
+///
+/// A diff that changes one text slot only is sent as a **leaf message**,
+/// `path=text` (`3.42.2=43`: slot 3, the item keyed `42`, its slot 2, now `43`);
+/// [`as_str`](Self::as_str) is what is sent, and [`json`](Self::json) and
+/// [`to_json`](Self::to_json) give every message as JSON: for a leaf, the JSON diff it
+/// stands for (`{"3":{"u":{"42":{"2":"43"}}}}`).
 #[derive(Clone, Default)]
 pub struct Diff {
-    /// The compact JSON text, shared by every page sent the same message.
+    /// The message's text, shared by every page sent the same message; for a leaf
+    /// message, followed by the JSON diff it stands for (one allocation for both).
     text: Option<Rc<str>>,
-    /// The text parsed, when asked for.
+    /// The length of the message sent, at the start of `text`.
+    sent: usize,
+    /// The JSON diff parsed, when asked for.
     json: OnceCell<Value>,
 }
 
 impl Diff {
-    pub(crate) fn new(text: Option<Rc<str>>) -> Self {
-        Diff { text, json: OnceCell::new() }
+    /// A message whose text is `text` after the first `sent` bytes, if any, which
+    /// are sent instead (a leaf message).
+    fn new(text: Option<Rc<str>>, sent: usize) -> Self {
+        Diff { text, sent, json: OnceCell::new() }
     }
 
     /// Whether nothing changed, and there is nothing to send.
@@ -31,20 +44,34 @@ impl Diff {
         self.text.is_none()
     }
 
-    /// The message as JSON (parsed from its text), `None` when there is nothing to send.
+    /// Whether the message is a leaf message (`path=text`) rather than JSON.
+    pub fn is_leaf(&self) -> bool {
+        self.text.as_deref().is_some_and(|text| self.sent < text.len())
+    }
+
+    /// The message as JSON (parsed; for a leaf message, the JSON diff it stands for),
+    /// `None` when there is nothing to send.
     pub fn json(&self) -> Option<&Value> {
-        let text = self.text.as_deref()?;
+        let text = self.json_str()?;
         Some(self.json.get_or_init(|| serde_json::from_str(text).expect("a diff is JSON")))
     }
 
-    /// The message as compact JSON text, `None` when there is nothing to send.
+    /// The message as compact JSON text (for a leaf message, the JSON diff it stands
+    /// for), `None` when there is nothing to send.
     pub fn to_json(&self) -> Option<String> {
-        self.text.as_deref().map(str::to_owned)
+        self.json_str().map(str::to_owned)
     }
 
-    /// The message's compact JSON text, `None` when there is nothing to send.
+    /// The message's text as sent: compact JSON, or a leaf message. `None` when there
+    /// is nothing to send.
     pub fn as_str(&self) -> Option<&str> {
-        self.text.as_deref()
+        let text = self.text.as_deref()?;
+        Some(if self.sent < text.len() { &text[..self.sent] } else { text })
+    }
+
+    fn json_str(&self) -> Option<&str> {
+        let text = self.text.as_deref()?;
+        Some(if self.sent < text.len() { &text[self.sent..] } else { text })
     }
 }
 
@@ -58,14 +85,14 @@ impl Eq for Diff {}
 
 impl fmt::Debug for Diff {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_tuple("Diff").field(&self.text.as_deref()).finish()
+        f.debug_tuple("Diff").field(&self.as_str()).finish()
     }
 }
 
 impl fmt::Display for Diff {
-    /// The compact JSON text; nothing for an empty diff.
+    /// The text as sent; nothing for an empty diff.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.text.as_deref().unwrap_or(""))
+        f.write_str(self.as_str().unwrap_or(""))
     }
 }
 
@@ -114,8 +141,8 @@ impl Tracker {
         let mut tracker = Tracker { last: part, key, sent: Vec::new() };
         let mut writer = Writer::new(&mut tracker.sent);
         writer.part(&tracker.last);
-        let (text, log) = writer.finish();
-        (tracker, Diff::new(text), log)
+        let (diff, log) = writer.finish();
+        (tracker, diff, log)
     }
 
     /// [`update`](Self::update) to a rendering made under `key`, with the statics it sent.
@@ -124,12 +151,13 @@ impl Tracker {
         if same_statics(self.last.statics(), part.statics()) {
             writer.part_diff(&self.last, &part);
         } else {
+            writer.leaf.reshaped();
             writer.part(&part);
         }
-        let (text, log) = writer.finish();
+        let (diff, log) = writer.finish();
         self.last = part;
         self.key = key;
-        (Diff::new(text), log)
+        (diff, log)
     }
 
     /// The tracker of a page mounted with the mount message made for another page
@@ -162,22 +190,37 @@ fn same_statics(a: &Statics, b: &Statics) -> bool {
     a.fingerprint() == b.fingerprint()
 }
 
-/// Writes renderings and diffs as JSON text, adding the statics a client lacks.
-struct Writer<'a> {
+/// Writes renderings and diffs as JSON text, adding the statics a client lacks, and
+/// notes whether a diff is a leaf message.
+struct Writer<'a, 'p> {
     sent: &'a mut Vec<u64>,
     out: String,
     log: StaticsLog,
+    /// The slots and keys from the root to the slot being diffed.
+    path: Vec<Step<'p>>,
+    leaf: Leaf,
 }
 
-impl<'a> Writer<'a> {
+impl<'a, 'p> Writer<'a, 'p> {
     fn new(sent: &'a mut Vec<u64>) -> Self {
         // Most diffs are a few slots: one allocation, rarely grown.
-        Writer { sent, out: String::with_capacity(128), log: Vec::new() }
+        Writer { sent, out: String::with_capacity(128), log: Vec::new(), path: Vec::new(), leaf: Leaf::default() }
     }
 
-    /// The text written, `None` when nothing was.
-    fn finish(self) -> (Option<Rc<str>>, StaticsLog) {
-        ((!self.out.is_empty()).then(|| Rc::from(self.out)), self.log)
+    /// The message written, empty when nothing was.
+    fn finish(self) -> (Diff, StaticsLog) {
+        if self.out.is_empty() {
+            return (Diff::default(), self.log);
+        }
+        let diff = match self.leaf.into_message() {
+            Some(mut leaf) => {
+                let sent = leaf.len();
+                leaf.push_str(&self.out);
+                Diff::new(Some(Rc::from(leaf)), sent)
+            }
+            None => Diff::new(Some(Rc::from(self.out)), usize::MAX),
+        };
+        (diff, self.log)
     }
 
     /// `"f"` and, the first time, `"s"`.
@@ -260,12 +303,12 @@ impl<'a> Writer<'a> {
     }
 
     /// The slots of `new` that differ from `old`'s, which has the same statics.
-    fn part_diff(&mut self, old: &Part, new: &Part) -> bool {
+    fn part_diff(&mut self, old: &'p Part, new: &'p Part) -> bool {
         self.slots_diff(old.slots(), new.slots())
     }
 
     /// Writes `{"i": diff}` for the slots that changed; nothing (false) when none did.
-    fn slots_diff(&mut self, old: &[Slot], new: &[Slot]) -> bool {
+    fn slots_diff(&mut self, old: &'p [Slot], new: &'p [Slot]) -> bool {
         let start = self.out.len();
         self.out.push('{');
         let mut changed = false;
@@ -275,7 +318,10 @@ impl<'a> Writer<'a> {
                 self.out.push(',');
             }
             wire::index_key(&mut self.out, i);
-            if self.slot_diff(old, new) {
+            self.path.push(Step::Slot(i));
+            let slot_changed = self.slot_diff(old, new);
+            self.path.pop();
+            if slot_changed {
                 changed = true;
             } else {
                 self.out.truncate(mark);
@@ -290,10 +336,11 @@ impl<'a> Writer<'a> {
     }
 
     /// Writes a slot's diff; nothing (false) when it did not change.
-    fn slot_diff(&mut self, old: &Slot, new: &Slot) -> bool {
+    fn slot_diff(&mut self, old: &'p Slot, new: &'p Slot) -> bool {
         match (old, new) {
             (Slot::Text(old), Slot::Text(new)) if old == new => false,
             (Slot::Text(_), Slot::Text(new)) => {
+                self.leaf.text(&self.path, new);
                 wire::string(&mut self.out, new);
                 true
             }
@@ -305,13 +352,14 @@ impl<'a> Writer<'a> {
             }
             (old, new) if old == new => false,
             (_, new) => {
+                self.leaf.reshaped();
                 self.slot(new);
                 true
             }
         }
     }
 
-    fn list_diff(&mut self, old: &List, new: &List) -> bool {
+    fn list_diff(&mut self, old: &'p List, new: &'p List) -> bool {
         if old.items() == new.items() {
             return false;
         }
@@ -321,6 +369,7 @@ impl<'a> Writer<'a> {
             }
         }
         // An unkeyed list (or one whose keys repeat) is sent whole, its statics known.
+        self.leaf.reshaped();
         self.out.push_str("{\"d\":");
         self.items(new.items());
         self.out.push('}');
@@ -328,7 +377,7 @@ impl<'a> Writer<'a> {
     }
 }
 
-impl list::SlotWriter for Writer<'_> {
+impl<'p> list::SlotWriter<'p> for Writer<'_, 'p> {
     fn out(&mut self) -> &mut String {
         &mut self.out
     }
@@ -337,8 +386,15 @@ impl list::SlotWriter for Writer<'_> {
         Writer::slots(self, slots)
     }
 
-    fn slots_diff(&mut self, old: &[Slot], new: &[Slot]) -> bool {
-        Writer::slots_diff(self, old, new)
+    fn item_diff(&mut self, key: &'p str, old: &'p [Slot], new: &'p [Slot]) -> bool {
+        self.path.push(Step::Key(key));
+        let changed = Writer::slots_diff(self, old, new);
+        self.path.pop();
+        changed
+    }
+
+    fn reshaped(&mut self) {
+        self.leaf.reshaped();
     }
 }
 
@@ -376,10 +432,42 @@ mod tests {
     }
 
     #[test]
-    fn a_one_slot_change_carries_that_slot_only() {
+    fn a_one_slot_change_is_a_leaf_message() {
         let (mut tracker, _) = Tracker::mount(page("Hi", 1).into_part());
         let diff = tracker.update(page("Hi", 2).into_part());
-        assert_eq!(diff.to_json().as_deref(), Some(r#"{"1":"2"}"#));
+        assert_eq!(diff.as_str(), Some("1=2"));
+        assert!(diff.is_leaf());
+        assert_eq!(diff.to_json().as_deref(), Some(r#"{"1":"2"}"#), "its JSON is the diff it stands for");
+        assert_eq!(diff.to_string(), "1=2");
+    }
+
+    #[test]
+    fn a_keyed_row_cell_change_is_a_leaf_message_through_the_key() {
+        let (mut tracker, _) = Tracker::mount(rows(&[(1, "a"), (42, "b")]).into_part());
+        let diff = tracker.update(rows(&[(1, "a"), (42, "B")]).into_part());
+        assert_eq!(diff.as_str(), Some("0.42.0=B"));
+        assert_eq!(diff.json(), Some(&json!({"0": {"u": {"42": {"0": "B"}}}})));
+    }
+
+    #[test]
+    fn a_change_of_two_slots_stays_json() {
+        let (mut tracker, _) = Tracker::mount(page("Hi", 1).into_part());
+        let diff = tracker.update(page("Ho", 2).into_part());
+        assert!(!diff.is_leaf());
+        assert_eq!(diff.as_str(), Some(r#"{"0":"Ho","1":"2"}"#));
+        let (mut tracker, _) = Tracker::mount(rows(&[(1, "a"), (2, "b")]).into_part());
+        let diff = tracker.update(rows(&[(2, "B"), (1, "a")]).into_part());
+        assert!(!diff.is_leaf(), "a move beside the change: {diff:?}");
+    }
+
+    #[test]
+    fn a_key_with_a_dot_falls_back_to_json() {
+        fn named(rows: &[(&str, &str)]) -> Live<()> {
+            crate::live_html! { ul { @for (id, name) in rows; key = id { li { (name) } } } }
+        }
+        let (mut tracker, _) = Tracker::mount(named(&[("a.b", "x")]).into_part());
+        let diff = tracker.update(named(&[("a.b", "y")]).into_part());
+        assert_eq!(diff.as_str(), Some(r#"{"0":{"u":{"a.b":{"0":"y"}}}}"#));
     }
 
     #[test]

@@ -13,19 +13,22 @@ use crate::live::wire;
 /// written so far, an item's slots as the page gets them, and the changed ones of an
 /// item kept. A trait here, so that the list does not reach back into the writer that
 /// calls it.
-pub(crate) trait SlotWriter {
+pub(crate) trait SlotWriter<'p> {
     /// The message's text, to append to.
     fn out(&mut self) -> &mut String;
     /// Writes every slot of an inserted item.
     fn slots(&mut self, slots: &[Slot]);
-    /// Writes the slots of a kept item that changed; nothing (false) when none did.
-    fn slots_diff(&mut self, old: &[Slot], new: &[Slot]) -> bool;
+    /// Writes the slots of the kept item keyed `key` that changed; nothing (false)
+    /// when none did.
+    fn item_diff(&mut self, key: &'p str, old: &'p [Slot], new: &'p [Slot]) -> bool;
+    /// Notes that items were removed, inserted or moved: the diff is no leaf message.
+    fn reshaped(&mut self);
 }
 
 /// Writes `{"r": [removed keys], "o": [inserts and moves], "u": {key: slot diff}}`,
 /// each left out when empty, and nothing (`Some(false)`) when all are; `None` (and
 /// nothing written) when a key is missing or repeats, which only a whole list can say.
-pub(crate) fn keyed_diff(writer: &mut impl SlotWriter, old: &[Item], new: &[Item]) -> Option<bool> {
+pub(crate) fn keyed_diff<'p>(writer: &mut impl SlotWriter<'p>, old: &'p [Item], new: &'p [Item]) -> Option<bool> {
     let old_at = positions(old)?;
     let new_keys = positions(new)?;
     let kept: Vec<usize> = new.iter().filter_map(|item| item.key().and_then(|key| old_at.get(key).copied())).collect();
@@ -84,6 +87,9 @@ pub(crate) fn keyed_diff(writer: &mut impl SlotWriter, old: &[Item], new: &[Item
         writer.out().push(']');
         sections += 1;
     }
+    if sections > 0 {
+        writer.reshaped();
+    }
 
     // The changed slots of the items kept.
     let mut updates = 0;
@@ -99,7 +105,7 @@ pub(crate) fn keyed_diff(writer: &mut impl SlotWriter, old: &[Item], new: &[Item
         });
         wire::string(out, key);
         out.push(':');
-        if writer.slots_diff(old[at].slots(), item.slots()) {
+        if writer.item_diff(key, old[at].slots(), item.slots()) {
             updates += 1;
         } else {
             writer.out().truncate(mark);

@@ -85,6 +85,12 @@
 //!   The items that keep their relative order never move, so a sort sends the
 //!   fewest moves and a one-row change sends `{"u": {key: {slot: value}}}`.
 //!
+//! A diff that changes one text slot only, through unchanged branches and keyed
+//! lists' updates, is sent as a **leaf message** instead: the path (slot indices and,
+//! at a keyed list, the item's key, joined by `.`), `=`, and the text verbatim:
+//! `3.42.2=43` for `{"3":{"u":{"42":{"2":"43"}}}}`. It never starts with `{`; a key
+//! that is empty or holds `.` or `=`, or a text with a CR, is sent as JSON.
+//!
 //! Page to server, an **event**: `{"event": value}` with the value of a
 //! `data-kiln-click` (and the other value events) as it was rendered, or
 //! `{"event": "Save", "form": "title=a&stars=4"}` with a form's fields URL-encoded.
@@ -95,6 +101,7 @@ mod client;
 mod diff;
 mod embed;
 mod event;
+mod leaf;
 mod limits;
 mod list;
 mod mounted;

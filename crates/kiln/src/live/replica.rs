@@ -27,16 +27,49 @@ enum Node {
 type ListItem = (Option<String>, Vec<Node>);
 
 impl Replica {
-    /// Applies the mount message or a diff.
-    pub(crate) fn apply(&mut self, message: &Value) -> Result<(), Broken> {
-        match self.root.take() {
-            None => self.root = Some(self.rendered(message)?),
-            Some(mut root) => {
-                self.patch(&mut root, message)?;
-                self.root = Some(root);
+    /// Applies the mount message or a diff, as sent: JSON, or a leaf message.
+    pub(crate) fn apply(&mut self, message: &str) -> Result<(), Broken> {
+        let mut root = self.root.take();
+        let applied = match &mut root {
+            Some(root) if !message.starts_with('{') => Self::leaf(root, message),
+            _ => {
+                let json: Value = serde_json::from_str(message).map_err(|e| format!("not JSON: {e}"))?;
+                match &mut root {
+                    None => self.rendered(&json).map(|rendered| root = Some(rendered)),
+                    Some(root) => self.patch(root, &json),
+                }
             }
+        };
+        self.root = root;
+        applied
+    }
+
+    /// Sets the text slot at a leaf message's path (`3.42.2=text`: slot 3, the item
+    /// keyed `42`, its slot 2) to the text after the first `=`.
+    fn leaf(root: &mut Node, message: &str) -> Result<(), Broken> {
+        let (path, text) = message.split_once('=').ok_or("a leaf message without `=`")?;
+        let mut steps = path.split('.');
+        let mut node = root;
+        loop {
+            let slots = match node {
+                Node::Part { slots, .. } => slots,
+                Node::List { items, .. } => {
+                    let key = steps.next().ok_or("a leaf's path ends at a list")?;
+                    let item = items.iter_mut().find(|(k, _)| k.as_deref() == Some(key));
+                    &mut item.ok_or_else(|| format!("no item {key}"))?.1
+                }
+                Node::Text(slot) => {
+                    if let Some(step) = steps.next() {
+                        return Err(format!("a leaf's path goes past a text slot at {step}"));
+                    }
+                    *slot = text.to_owned();
+                    return Ok(());
+                }
+            };
+            let step = steps.next().ok_or("a leaf's path ends at a part")?;
+            let i: usize = step.parse().map_err(|_| format!("slot index {step}"))?;
+            node = slots.get_mut(i).ok_or_else(|| format!("no slot {i}"))?;
         }
-        Ok(())
     }
 
     /// The page's HTML.
@@ -167,5 +200,40 @@ impl Replica {
             html.push_str(part);
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Replica;
+    use crate::live::{Live, Tracker};
+
+    fn rows(rows: &[(u32, &str)]) -> Live<()> {
+        crate::live_html! { ul { @for (id, name) in rows; key = id { li { (name) } } } }
+    }
+
+    #[test]
+    fn a_leaf_text_with_equals_newline_and_quotes_round_trips() {
+        let (mut tracker, mount) = Tracker::mount(rows(&[(1, "a"), (7, "b")]).into_part());
+        let mut page = Replica::default();
+        page.apply(mount.as_str().unwrap()).unwrap();
+        for text in ["x=y.z", "two\nlines\n", "\"quoted\" 'too'", "", "{not json}"] {
+            let live = rows(&[(1, "a"), (7, text)]);
+            let html = live.to_html();
+            let diff = tracker.update(live.into_part());
+            assert!(diff.is_leaf(), "{diff:?}");
+            page.apply(diff.as_str().unwrap()).unwrap();
+            assert_eq!(page.html().unwrap(), html, "{diff:?}");
+        }
+    }
+
+    #[test]
+    fn a_leaf_to_no_such_slot_or_item_is_refused() {
+        let (_, mount) = Tracker::mount(rows(&[(1, "a")]).into_part());
+        let mut page = Replica::default();
+        page.apply(mount.as_str().unwrap()).unwrap();
+        for message in ["0.2.0=x", "0.1.5=x", "3=x", "0=x", "0.1.0.0=x", "0.1"] {
+            assert!(page.apply(message).is_err(), "{message}");
+        }
     }
 }

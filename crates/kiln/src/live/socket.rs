@@ -217,7 +217,7 @@ fn caught<T>(f: impl FnOnce() -> T) -> Result<T, Closing> {
 /// false once the page has gone. The caller sends only while the queue holds at most
 /// `max_unsent_bytes`, so only a diff larger than the whole queue waits.
 async fn send(tx: &impl Outbox, diff: &Diff) -> bool {
-    let Some(json) = diff.to_json() else { return true };
+    let Some(json) = diff.as_str().map(str::to_owned) else { return true };
     match tx.try_send(json) {
         Ok(()) => true,
         Err(Unsent::Full(json)) => tx.send(json).await,

@@ -2,7 +2,8 @@
 //! the page's path asked with `Accept: text/event-stream` and the page's token in the
 //! `Kiln-Live-Token` header is a Server-Sent Events response carrying what the socket
 //! would (the stream's id first, as a `kiln-stream` event; then the mount message and
-//! the diffs, each one `data:` line of JSON; a `close` event when the server ends it),
+//! the diffs, each one event whose `data:` lines are its lines (JSON is one; a leaf
+//! message's text may hold newlines); a `close` event when the server ends it),
 //! and the page posts its events to the same path (`events.rs`). The view runs in the
 //! same loop as over a WebSocket (`socket.rs`), on the worker that took the stream.
 //!

@@ -110,11 +110,11 @@ impl<V: LiveView> LiveTest<V> {
 
     /// Applies a message to the page's copy, which must then match the server's page.
     fn apply(&mut self, diff: &Diff) {
-        let Some(json) = diff.json() else { return };
-        if let Err(broken) = self.page.apply(json) {
-            panic!("the page cannot apply {json}: {broken}");
+        let Some(message) = diff.as_str() else { return };
+        if let Err(broken) = self.page.apply(message) {
+            panic!("the page cannot apply {message}: {broken}");
         }
         let page = self.page.html().unwrap_or_else(|broken| panic!("the page cannot render: {broken}"));
-        assert_eq!(page, self.mounted.html(), "the page's copy differs from the server's after {json}");
+        assert_eq!(page, self.mounted.html(), "the page's copy differs from the server's after {message}");
     }
 }
