@@ -2,6 +2,8 @@
 //! /bench/live/chat/say` (its body the line, at most 200 bytes; or a view's own form)
 //! appends a line and publishes `id text`; each view appends it, so its page is sent
 //! that one line as a keyed insert (and, once 50 are shown, the oldest one's removal).
+//! The room's next id is the view's render key: a view that missed a line takes the
+//! shared room again, so a room's lines are always those its ids say.
 
 use std::collections::VecDeque;
 use std::marker::PhantomData;
@@ -128,6 +130,11 @@ impl<S: BenchState> LiveView for ChatView<S> {
         });
     }
 
+    /// The render reads the room alone, whose lines the next id names.
+    fn render_key(&self) -> Option<u64> {
+        Some(self.room.next_id)
+    }
+
     fn render(&self) -> Live<Event> {
         self.room.render()
     }
@@ -140,8 +147,11 @@ impl<S: BenchState> LiveView for ChatView<S> {
 impl<S: BenchState> HandleInfo<Message> for ChatView<S> {
     fn handle_info(&mut self, message: Message, _: &mut LiveSocket<Self>) {
         let Some((id, text)) = message.payload().split_once(' ') else { return };
-        if let Ok(id) = id.parse() {
-            self.room.hear(id, text.into());
+        match id.parse::<u64>() {
+            Ok(id) if id == self.room.next_id => self.room.hear(id, text.into()),
+            // A line missed (the subscription lagged): the room as it is now.
+            Ok(id) if id > self.room.next_id => self.room = current(),
+            _ => {}
         }
     }
 }

@@ -1,7 +1,8 @@
 //! The counter page: one count shared by every open view. `POST
 //! /bench/live/counter/bump` (or a view's own button) adds one and publishes the new
 //! count on the bus; each view, subscribed once its page connected, shows it. The idle
-//! view of the memory measurement: its state is the count and its bus handle.
+//! view of the memory measurement: its state is the count and its bus handle. The count
+//! is the view's render key.
 
 use std::marker::PhantomData;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -76,6 +77,12 @@ impl<S: BenchState> LiveView for Counter<S> {
             let _refused = bump_and_publish(&bus).await;
             Bumped
         });
+    }
+
+    /// The render reads the count alone: every view showing one count shares its
+    /// rendering and message.
+    fn render_key(&self) -> Option<u64> {
+        Some(self.count)
     }
 
     fn render(&self) -> Live<Event> {

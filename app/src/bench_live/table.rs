@@ -1,9 +1,12 @@
 //! The table page: 100 players shared by every open view, each reader sorting (by any
 //! column) and filtering (by name) for themselves, as the view's own events. `POST
 //! /bench/live/table/change` adds one to the score of row `(n % 100) + 1` (n: the
-//! trigger's sequence number from 0) and publishes `id score`; each view sets that row,
-//! so its page is sent that row's changed cell, the rows being keyed by id.
+//! trigger's sequence number from 0) and publishes `id score version`; each view sets
+//! that row, so its page is sent that row's changed cell, the rows being keyed by id.
+//! A view's render key is the scores' version with its reader's sort and filter, so the
+//! views of one reader's choice share one rendering per change.
 
+use std::hash::{DefaultHasher, Hash, Hasher};
 use std::marker::PhantomData;
 use std::sync::Mutex;
 
@@ -17,7 +20,7 @@ use super::BenchState;
 
 /// Rows in the table.
 const ROWS: usize = 100;
-/// The bus topic of score changes: `id score`.
+/// The bus topic of score changes: `id score version` (the version: changes made so far).
 const TOPIC: &str = "bench/live/table";
 
 /// The scores every view starts from, and how many changes were made.
@@ -34,7 +37,7 @@ pub(crate) struct TablePage;
 pub(crate) struct Change;
 
 /// A column a reader sorts by.
-#[derive(Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub(crate) enum Column {
     Id,
     Name,
@@ -45,7 +48,7 @@ pub(crate) enum Column {
 /// The filter form's field.
 #[derive(Deserialize)]
 pub(crate) struct Filter {
-    q: String,
+    pub(crate) q: String,
 }
 
 /// What the page sends.
@@ -167,7 +170,37 @@ impl Table {
 pub(crate) struct TableView<S> {
     bus: LocalBus,
     table: Table,
+    /// A hash of this reader's sort and filter, taken when either changes.
+    reader: u64,
     state: PhantomData<fn() -> S>,
+}
+
+impl<S> TableView<S> {
+    pub(crate) fn new(bus: LocalBus, scores: Scores) -> Self {
+        let table = Table::new(scores);
+        let reader = reader(&table);
+        TableView { bus, table, reader, state: PhantomData }
+    }
+
+    /// Takes change `version` of row `id`. A change missed (the subscription lagged, or
+    /// it was made between the mount and the subscription) takes the shared scores
+    /// again, so that the scores are always those of their version, as the key says.
+    pub(crate) fn hear(&mut self, id: u32, score: u32, version: u64) {
+        let mine = self.table.scores.changes;
+        if version == mine + 1 {
+            self.table.set(id, score);
+            self.table.scores.changes = version;
+        } else if version > mine {
+            self.table.scores = current();
+        }
+    }
+}
+
+/// A hash of what a reader chose: the sort and the filter.
+fn reader(table: &Table) -> u64 {
+    let mut hasher = DefaultHasher::new();
+    (table.sort, &table.filter).hash(&mut hasher);
+    hasher.finish()
 }
 
 impl<S: BenchState> LiveView for TableView<S> {
@@ -177,7 +210,7 @@ impl<S: BenchState> LiveView for TableView<S> {
 
     async fn mount(_: TablePage, cx: RequestContext<'_, S>) -> Result<Self, Rejection> {
         let bus = cx.state().bus().clone();
-        Ok(TableView { bus, table: Table::new(current()), state: PhantomData })
+        Ok(TableView::new(bus, current()))
     }
 
     fn connected(&mut self, socket: &mut LiveSocket<Self>) {
@@ -189,6 +222,17 @@ impl<S: BenchState> LiveView for TableView<S> {
             Event::Sort(column) => self.table.sort = column,
             Event::Filter(filter) => self.table.filter = filter.q,
         }
+        self.reader = reader(&self.table);
+    }
+
+    /// The render reads the scores (one version of them) and the reader's choices.
+    fn render_key(&self) -> Option<u64> {
+        // The reader's hash and the version, mixed so that nearby versions of two
+        // readers do not meet (splitmix64's finaliser).
+        let mut key = self.reader ^ self.table.scores.changes.wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        key = (key ^ (key >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        key = (key ^ (key >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        Some(key ^ (key >> 31))
     }
 
     fn render(&self) -> Live<Event> {
@@ -202,16 +246,17 @@ impl<S: BenchState> LiveView for TableView<S> {
 
 impl<S: BenchState> HandleInfo<Message> for TableView<S> {
     fn handle_info(&mut self, message: Message, _: &mut LiveSocket<Self>) {
-        if let Some((id, score)) = parse(message.payload()) {
-            self.table.set(id, score);
+        if let Some((id, score, version)) = parse(message.payload()) {
+            self.hear(id, score, version);
         }
     }
 }
 
-/// A change's payload, `id score`.
-fn parse(payload: &str) -> Option<(u32, u32)> {
-    let (id, score) = payload.split_once(' ')?;
-    Some((id.parse().ok()?, score.parse().ok()?))
+/// A change's payload, `id score version`.
+fn parse(payload: &str) -> Option<(u32, u32, u64)> {
+    let mut parts = payload.split(' ');
+    let (id, score, version) = (parts.next()?, parts.next()?, parts.next()?);
+    Some((id.parse().ok()?, score.parse().ok()?, version.parse().ok()?))
 }
 
 /// The shared scores as they are now.
@@ -221,8 +266,11 @@ fn current() -> Scores {
 
 /// Makes the next change and answers it (`id score`) once every local view has been handed it.
 pub(crate) async fn change<S: BenchState>(_: Change, State(state): State<S>) -> Result<String, Rejection> {
-    let (id, score) = SCORES.lock().unwrap_or_else(std::sync::PoisonError::into_inner).change();
-    let payload = format!("{id} {score}");
-    super::publish(state.bus(), TOPIC, &payload).await?;
-    Ok(payload + "\n")
+    let (id, score, version) = {
+        let mut scores = SCORES.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let (id, score) = scores.change();
+        (id, score, scores.changes)
+    };
+    super::publish(state.bus(), TOPIC, &format!("{id} {score} {version}")).await?;
+    Ok(format!("{id} {score}\n"))
 }

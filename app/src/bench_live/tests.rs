@@ -126,3 +126,32 @@ fn the_floor_refuses_unknown_pages_and_triggers_and_the_chat_an_overlong_line() 
     let refused = client.request("GET", "/bench/live/floor/nothing").websocket().map(drop);
     assert_eq!(refused.map_err(|r| r.status().as_u16()), Err(404));
 }
+
+#[test]
+fn render_keys_follow_the_state_each_view_renders_and_a_readers_sort_and_filter() {
+    use kiln::live::{LiveView, Mounted};
+
+    use super::table::{Column, Event, Filter, Scores, TableView};
+
+    let bus = Bus::new().attach();
+    let view = |scores: Scores| Mounted::new(TableView::<LocalBus>::new(bus.clone(), scores)).0;
+    let key = |view: &Mounted<TableView<LocalBus>>| view.view().render_key();
+    let (mut a, mut b) = (view(Scores::new()), view(Scores::new()));
+    assert_eq!(key(&a), key(&b), "one state, one key");
+    let (id, score) = Scores::new().change();
+    assert!(!a.update(|a| a.hear(id, score, 1)).is_empty());
+    assert_ne!(key(&a), key(&b), "a change heard is a new key");
+    b.update(|b| b.hear(id, score, 1));
+    assert_eq!(key(&a), key(&b));
+    assert_eq!(a.html(), b.html());
+    b.update(|b| b.hear(id, score, 1));
+    assert_eq!(key(&a), key(&b), "a change heard twice is taken once");
+    let mut sorted = view(Scores::new());
+    sorted.update(|s| s.hear(id, score, 1));
+    sorted.event(Event::Sort(Column::Score));
+    assert_ne!(key(&sorted), key(&a), "the reader's sort is in the key");
+    sorted.event(Event::Sort(Column::Id));
+    assert_eq!(key(&sorted), key(&a), "and only what it renders");
+    sorted.event(Event::Filter(Filter { q: "player-1".to_owned() }));
+    assert_ne!(key(&sorted), key(&a), "the reader's filter is in the key");
+}

@@ -110,6 +110,48 @@ impl LiveView for Big {
     }
 }
 
+/// A view whose pushes never pause: each one starts the next, until the page clicks.
+#[derive(Route)]
+#[route("/busy")]
+struct BusyPage;
+
+struct Busy {
+    clicked: bool,
+}
+
+/// The next push, ready at once.
+struct Again;
+
+impl LiveView for Busy {
+    type AppState = LocalBus;
+    type Route = BusyPage;
+    type Event = Event;
+
+    async fn mount(_: BusyPage, _: RequestContext<'_, LocalBus>) -> Result<Self, Rejection> {
+        Ok(Busy { clicked: false })
+    }
+
+    fn connected(&mut self, socket: &mut LiveSocket<Self>) {
+        socket.spawn(async { Again });
+    }
+
+    fn handle(&mut self, _: Event, _: &mut LiveSocket<Self>) {
+        self.clicked = true;
+    }
+
+    fn render(&self) -> Live<Event> {
+        live_html! { p { (if self.clicked { "clicked" } else { "waiting" }) } }
+    }
+}
+
+impl HandleInfo<Again> for Busy {
+    fn handle_info(&mut self, Again: Again, socket: &mut LiveSocket<Self>) {
+        if !self.clicked {
+            socket.spawn(async { Again });
+        }
+    }
+}
+
 /// A view whose tokens expire as they are made.
 #[derive(Route)]
 #[route("/brief")]
@@ -272,6 +314,7 @@ fn client() -> TestClient<AppService<LocalBus>> {
         .live::<Brief>()
         .live::<Clock>()
         .live::<Tasks>()
+        .live::<Busy>()
         .route(publish)
         .route(embedding);
     TestClient::new(app).keep_cookies()
@@ -543,4 +586,14 @@ fn live_socket_opens_for_a_view_embedded_in_a_page_of_the_apps_own() {
     assert_eq!(next_json(&mut socket)["0"], "400");
     socket.send(r#"{"event":"Increment"}"#);
     assert_eq!(next_text(&mut socket), "0=401");
+}
+
+#[test]
+fn live_socket_reads_the_page_between_pushes_that_never_pause() {
+    let mut client = client();
+    let token = token_of(&mut client, "/busy");
+    let mut socket = connect(&mut client, "/busy", &token).unwrap();
+    assert_eq!(next_json(&mut socket)["0"], "waiting");
+    socket.send(r#"{"event":"Increment"}"#);
+    assert_eq!(next_text(&mut socket), "0=clicked");
 }

@@ -5,7 +5,7 @@ use std::task::{Context, Poll};
 use crate::live::diff::{Diff, Tracker};
 use crate::live::event::{EventError, decode_event};
 use crate::live::share;
-use crate::live::view::{Delivery, HandleInfo, LiveSocket, LiveView};
+use crate::live::view::{HandleInfo, LiveSocket, LiveView};
 
 /// A live view as it runs for one page: each event or message changes its state, and
 /// gives the [`Diff`] to send (empty when the page already shows the new state).
@@ -71,8 +71,7 @@ impl<V: LiveView> Mounted<V> {
     /// timers and spawned work), handles it and gives what changed. Pending forever
     /// while the view has no source.
     pub async fn push(&mut self) -> Diff {
-        let delivery = std::future::poll_fn(|cx| self.poll_push(cx)).await;
-        self.deliver(delivery);
+        std::future::poll_fn(|cx| self.poll_push(cx)).await;
         self.rerender()
     }
 
@@ -88,14 +87,22 @@ impl<V: LiveView> Mounted<V> {
         self.view.handle(event, &mut self.socket);
     }
 
-    /// The next delivery of the view's push sources.
-    pub(crate) fn poll_push(&mut self, cx: &mut Context<'_>) -> Poll<Delivery<V>> {
-        self.socket.poll_next(cx)
+    /// Hands the view the next message of its push sources, without rendering.
+    pub(crate) fn poll_push(&mut self, cx: &mut Context<'_>) -> Poll<()> {
+        self.socket.poll_deliver(cx, &mut self.view)
     }
 
-    /// Hands the view a delivery of its push sources, without rendering.
-    pub(crate) fn deliver(&mut self, delivery: Delivery<V>) {
-        delivery(&mut self.view, &mut self.socket);
+    /// Runs [`LiveView::disconnected`] once the page has gone: the open page's
+    /// subscriptions and timers go with it; gives the socket of the work the hook started.
+    pub(crate) fn disconnect(&mut self) -> LiveSocket<V> {
+        self.socket = LiveSocket::new();
+        self.view.disconnected(&mut self.socket);
+        std::mem::replace(&mut self.socket, LiveSocket::new())
+    }
+
+    /// Hands the view the next message of `work` (what [`Mounted::disconnect`] gave).
+    pub(crate) fn poll_leaving(&mut self, work: &mut LiveSocket<V>, cx: &mut Context<'_>) -> Poll<()> {
+        work.poll_deliver(cx, &mut self.view)
     }
 
     /// Renders the view and gives what changed since the page was last sent: shared

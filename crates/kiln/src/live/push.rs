@@ -4,15 +4,14 @@
 //! (the socket itself is in `view.rs`, beside the traits that take it).
 
 use std::future::Future;
-use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
 use std::pin::Pin;
-use std::task::{Context, Poll};
+use std::task::{Context, Poll, ready};
 use std::time::Duration;
 
 use futures_core::Stream;
 use tokio::time::{Interval, MissedTickBehavior, Sleep};
 
-use crate::live::view::{Delivery, HandleInfo, LiveSocket, LiveView, Source};
+use crate::live::view::{HandleInfo, LiveSocket, LiveView, Source};
 use crate::realtime::{Message, Subscription};
 
 impl<V: LiveView> LiveSocket<V> {
@@ -123,14 +122,12 @@ struct Subscribed<M> {
 }
 
 impl<V: HandleInfo<M>, M: From<Message> + 'static> Source<V> for Subscribed<M> {
-    fn poll_next(&mut self, cx: &mut Context<'_>) -> Poll<Option<Delivery<V>>> {
+    fn poll_deliver(&mut self, cx: &mut Context<'_>, view: &mut V, socket: &mut LiveSocket<V>) -> Poll<Option<()>> {
         loop {
             match Pin::new(&mut self.subscription).poll_next(cx) {
                 Poll::Ready(Some(Ok(message))) => {
-                    let message = M::from(message);
-                    return Poll::Ready(Some(Box::new(move |view: &mut V, socket: &mut LiveSocket<V>| {
-                        view.handle_info(message, socket)
-                    })));
+                    view.handle_info(M::from(message), socket);
+                    return Poll::Ready(Some(()));
                 }
                 Poll::Ready(Some(Err(_lagged))) => continue,
                 Poll::Ready(None) => return Poll::Ready(None),
@@ -146,12 +143,10 @@ struct Every<M> {
 }
 
 impl<V: HandleInfo<M>, M: Clone + 'static> Source<V> for Every<M> {
-    fn poll_next(&mut self, cx: &mut Context<'_>) -> Poll<Option<Delivery<V>>> {
-        self.interval.poll_tick(cx).map(|_| {
-            let message = self.message.clone();
-            Some(Box::new(move |view: &mut V, socket: &mut LiveSocket<V>| view.handle_info(message, socket))
-                as Delivery<V>)
-        })
+    fn poll_deliver(&mut self, cx: &mut Context<'_>, view: &mut V, socket: &mut LiveSocket<V>) -> Poll<Option<()>> {
+        ready!(self.interval.poll_tick(cx));
+        view.handle_info(self.message.clone(), socket);
+        Poll::Ready(Some(()))
     }
 }
 
@@ -161,33 +156,27 @@ struct After<M> {
 }
 
 impl<V: HandleInfo<M>, M: 'static> Source<V> for After<M> {
-    fn poll_next(&mut self, cx: &mut Context<'_>) -> Poll<Option<Delivery<V>>> {
+    fn poll_deliver(&mut self, cx: &mut Context<'_>, view: &mut V, socket: &mut LiveSocket<V>) -> Poll<Option<()>> {
         if self.message.is_some() && self.sleep.as_mut().poll(cx).is_pending() {
             return Poll::Pending;
         }
         // Fired: the message once, then the source ends.
-        Poll::Ready(self.message.take().map(|message| {
-            Box::new(move |view: &mut V, socket: &mut LiveSocket<V>| view.handle_info(message, socket)) as Delivery<V>
-        }))
+        Poll::Ready(self.message.take().map(|message| view.handle_info(message, socket)))
     }
 }
 
+/// Work the view started. A panic in it goes on where the view's code runs (the
+/// socket's poll of its sources), which ends the socket.
 struct Task<M> {
     work: Option<Pin<Box<dyn Future<Output = M>>>>,
 }
 
 impl<V: HandleInfo<M>, M: 'static> Source<V> for Task<M> {
-    fn poll_next(&mut self, cx: &mut Context<'_>) -> Poll<Option<Delivery<V>>> {
+    fn poll_deliver(&mut self, cx: &mut Context<'_>, view: &mut V, socket: &mut LiveSocket<V>) -> Poll<Option<()>> {
         let Some(work) = self.work.as_mut() else { return Poll::Ready(None) };
-        let delivery: Delivery<V> = match catch_unwind(AssertUnwindSafe(|| work.as_mut().poll(cx))) {
-            Ok(Poll::Pending) => return Poll::Pending,
-            Ok(Poll::Ready(message)) => {
-                Box::new(move |view: &mut V, socket: &mut LiveSocket<V>| view.handle_info(message, socket))
-            }
-            // The panic goes on where the view's code runs, which ends the socket.
-            Err(panic) => Box::new(move |_: &mut V, _: &mut LiveSocket<V>| resume_unwind(panic)),
-        };
+        let Poll::Ready(message) = work.as_mut().poll(cx) else { return Poll::Pending };
         self.work = None;
-        Poll::Ready(Some(delivery))
+        view.handle_info(message, socket);
+        Poll::Ready(Some(()))
     }
 }

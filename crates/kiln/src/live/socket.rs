@@ -9,10 +9,8 @@
 //! never a queue. A panic in the view ends its connection with 1011; the worker goes
 //! on. Any other end runs [`LiveView::disconnected`].
 
-use std::cell::RefCell;
 use std::future::poll_fn;
 use std::panic::{AssertUnwindSafe, catch_unwind};
-use std::rc::Rc;
 use std::task::Poll;
 use std::time::Duration;
 
@@ -23,7 +21,7 @@ use crate::live::event::decode_event;
 use crate::live::limits::Limits;
 use crate::live::mounted::Mounted;
 use crate::live::transport::{FromPage, Inbox, Outbox, Unsent};
-use crate::live::view::{LiveSocket, LiveView};
+use crate::live::view::LiveView;
 use crate::ws::{CloseCode, WebSocket};
 
 /// How long the work that [`LiveView::disconnected`] starts may run once the page has
@@ -36,6 +34,8 @@ pub(crate) struct Closing(pub(crate) CloseCode, pub(crate) &'static str);
 
 /// The view panicked.
 const PANICKED: Closing = Closing(CloseCode::INTERNAL_ERROR, "the live view failed");
+/// Most deliveries of pushed messages before the page's events are read again.
+const PUSHES_IN_A_ROW: u32 = 32;
 /// The reply to an event over the rate.
 const THROTTLED: &str = "too many events: slow down";
 
@@ -86,9 +86,10 @@ async fn serve<V: LiveView>(
     }
     let mut rate = Rate::new(&limits);
     let mut errors = 0;
-    // The view changed since the page was last sent a diff.
+    // The view changed since the page was last sent a diff: its page was backed up.
     let mut dirty = false;
-    loop {
+    let mut pushes = PUSHES_IN_A_ROW;
+    'serve: loop {
         let backed_up = tx.queued() > limits.max_unsent_bytes;
         if dirty && !backed_up {
             dirty = false;
@@ -98,19 +99,47 @@ async fn serve<V: LiveView>(
             }
             continue;
         }
-        tokio::select! {
-            message = rx.recv() => {
+        // Each change is rendered in the pass that made it, unless the page is backed
+        // up: then only marked, and rendered once the page has read.
+        let changed = tokio::select! {
+            biased;
+            // Pushes first (the page is not polled for each delivery), but the page
+            // is read at least every `PUSHES_IN_A_ROW` deliveries. The message is
+            // handed to the view inside the poll, and rendered there: one pass and one
+            // unwind guard per delivery.
+            changed = poll_fn(|cx| {
+                if pushes == 0 {
+                    // The page's turn: this branch waits one poll.
+                    pushes = PUSHES_IN_A_ROW;
+                    cx.waker().wake_by_ref();
+                    return Poll::Pending;
+                }
+                match caught(|| match mounted.poll_push(cx) {
+                    Poll::Ready(()) => Poll::Ready(rendered(mounted, tx, &limits)),
+                    Poll::Pending => Poll::Pending,
+                }) {
+                    Ok(Poll::Pending) => {
+                        pushes = PUSHES_IN_A_ROW;
+                        Poll::Pending
+                    }
+                    Ok(Poll::Ready(changed)) => {
+                        pushes -= 1;
+                        Poll::Ready(Ok(changed))
+                    }
+                    Err(panicked) => Poll::Ready(Err(panicked)),
+                }
+            }) => changed?,
+            message = rx.recv() => 'event: {
                 let Some(message) = message else { return Ok(()) };
                 let refused = match message {
                     // Over the rate: refused, but not counted as an error, so that a
                     // fast typist's page is slowed, never closed (its state would go).
                     FromPage::Text(_) if !rate.take() => Refused::Throttled,
                     FromPage::Text(text) => match decode_event::<V::Event>(text.as_bytes()) {
-                        Ok(event) => {
-                            caught(|| mounted.handle(event))?;
-                            dirty = true;
-                            continue;
-                        }
+                        Ok(event) => break 'event caught(|| {
+                            mounted.handle(event);
+                            rendered(mounted, tx, &limits)
+                        })?,
                         Err(error) => Refused::Invalid(error.to_string()),
                     },
                     FromPage::Other => Refused::Invalid("events are JSON text".to_owned()),
@@ -132,44 +161,45 @@ async fn serve<V: LiveView>(
                 if let Err(Unsent::Closed) = tx.try_send(reply) {
                     return Ok(());
                 }
-            }
-            delivery = poll_fn(|cx| mounted.poll_push(cx)) => {
-                caught(|| mounted.deliver(delivery))?;
-                dirty = true;
-            }
-            written = tx.flush(), if dirty && backed_up => {
+                continue 'serve;
+            },
+            // Boxed when polled: a rare wait, kept out of every idle view's task.
+            written = async { Box::pin(tx.flush()).await }, if dirty && backed_up => {
                 if !written {
                     return Ok(());
                 }
+                continue;
             }
+        };
+        match changed {
+            Some(diff) => {
+                if !send(tx, &diff).await {
+                    return Ok(());
+                }
+            }
+            None => dirty = true,
         }
     }
+}
+
+/// What changed, rendered, unless the page is backed up (`None`: render it later).
+fn rendered<V: LiveView>(mounted: &mut Mounted<V>, tx: &impl Outbox, limits: &Limits) -> Option<Diff> {
+    (tx.queued() <= limits.max_unsent_bytes).then(|| mounted.rerender())
 }
 
 /// Runs the view's [`LiveView::disconnected`] once its page has gone: its push sources
 /// stop, and the work the hook starts runs to its end (at most [`LEAVING`]), its
 /// results handed to the view as usual.
 async fn disconnected<V: LiveView>(mounted: &mut Mounted<V>) {
-    let leaving = Rc::new(RefCell::new(None));
-    let hook = Rc::clone(&leaving);
-    let ran = caught(|| {
-        mounted.deliver(Box::new(move |view: &mut V, socket: &mut LiveSocket<V>| {
-            // The subscriptions and timers of the open page go with it.
-            *socket = LiveSocket::new();
-            view.disconnected(socket);
-            *hook.borrow_mut() = Some(std::mem::replace(socket, LiveSocket::new()));
-        }))
-    });
-    let (Ok(()), Some(mut work)) = (ran, leaving.take()) else { return };
+    let Ok(mut work) = caught(|| mounted.disconnect()) else { return };
     let _ = tokio::time::timeout(LEAVING, async {
         loop {
-            let next = poll_fn(|cx| match work.poll_next(cx) {
-                Poll::Ready(delivery) => Poll::Ready(Some(delivery)),
-                Poll::Pending if work.is_idle() => Poll::Ready(None),
-                Poll::Pending => Poll::Pending,
+            let next = poll_fn(|cx| match caught(|| mounted.poll_leaving(&mut work, cx)) {
+                Ok(Poll::Pending) if !work.is_idle() => Poll::Pending,
+                Ok(_) => Poll::Ready(Ok(())),
+                Err(panicked) => Poll::Ready(Err(panicked)),
             });
-            let Some(delivery) = next.await else { return };
-            if caught(|| mounted.deliver(delivery)).is_err() {
+            if next.await.is_err() || work.is_idle() {
                 return;
             }
         }

@@ -199,14 +199,13 @@ pub trait HandleInfo<M>: LiveView {
     fn handle_info(&mut self, message: M, socket: &mut LiveSocket<Self>);
 }
 
-/// A change a source hands to the view, applied by the socket (a panic in it ends the
-/// view's socket, not the worker).
-pub(crate) type Delivery<V> = Box<dyn FnOnce(&mut V, &mut LiveSocket<V>)>;
-
 /// One source of messages for a view.
 pub(crate) trait Source<V> {
-    /// The next delivery, `Ready(None)` once the source has ended.
-    fn poll_next(&mut self, cx: &mut Context<'_>) -> Poll<Option<Delivery<V>>>;
+    /// Polls for the source's next message and, when one has come, hands it to `view`
+    /// at once, with `socket` (the view's socket, this source aside): no message is
+    /// boxed on its way. `Ready(Some(()))` once one was handed, `Ready(None)` once the
+    /// source has ended.
+    fn poll_deliver(&mut self, cx: &mut Context<'_>, view: &mut V, socket: &mut LiveSocket<V>) -> Poll<Option<()>>;
 }
 
 /// A connected view's socket, as [`LiveView::connected`] and [`LiveView::handle`] see
@@ -287,22 +286,30 @@ impl<V> LiveSocket<V> {
         self.sources.is_empty()
     }
 
-    /// The next delivery of any source; pending forever when there is none (the
-    /// socket waits on the page then).
-    pub(crate) fn poll_next(&mut self, cx: &mut Context<'_>) -> Poll<Delivery<V>> {
+    /// Hands `view` the next message of any source; pending forever when there is none
+    /// (the socket waits on the page then). A panic in the view leaves this socket
+    /// without its sources: the view is not used again.
+    pub(crate) fn poll_deliver(&mut self, cx: &mut Context<'_>, view: &mut V) -> Poll<()> {
+        // The sources are taken out while the view runs, so that it can add new ones.
+        let mut sources = std::mem::take(&mut self.sources);
+        let mut delivered = false;
         let mut i = 0;
-        while i < self.sources.len() {
-            match self.sources[i].poll_next(cx) {
-                Poll::Ready(Some(delivery)) => {
+        while i < sources.len() {
+            match sources[i].poll_deliver(cx, view, self) {
+                Poll::Ready(Some(())) => {
                     // The next poll starts after this source, so that one busy
                     // source does not starve the others.
-                    self.sources.rotate_left(i + 1);
-                    return Poll::Ready(delivery);
+                    sources.rotate_left(i + 1);
+                    delivered = true;
+                    break;
                 }
-                Poll::Ready(None) => drop(self.sources.swap_remove(i)),
+                Poll::Ready(None) => drop(sources.swap_remove(i)),
                 Poll::Pending => i += 1,
             }
         }
-        Poll::Pending
+        // What the view added meanwhile goes after the others.
+        sources.append(&mut self.sources);
+        self.sources = sources;
+        if delivered { Poll::Ready(()) } else { Poll::Pending }
     }
 }
