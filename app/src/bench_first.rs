@@ -5,7 +5,7 @@
 //! heading, a filter form carrying the visitor's CSRF token (whose cookie both set) and
 //! a table of 100 keyed rows; the live one adds only its container, token and script.
 //!
-//! One template serves both ([`table!`]): `html!` accepts and ignores `; key = ..`, and
+//! One template serves both (`table!`, below): `html!` accepts and ignores `; key = ..`, and
 //! the form's event is written as the attribute `on:submit` renders, so the two bodies
 //! are the same bytes. `bench/kilnbench/instructions.py --pair` compares them.
 
