@@ -2,6 +2,8 @@
 //! a panic (the page closes its socket or its event stream, the server closes it), with
 //! the work it starts run to its end, in process through `kiln::test`.
 
+mod live_support;
+
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
@@ -9,10 +11,8 @@ use kiln::live::{HandleInfo, Limits, Live, LiveSocket, LiveView};
 use kiln::test::{TestClient, TestWebSocket};
 use kiln::ws::CloseCode;
 use kiln::{App, AppService, Key, Rejection, RequestContext, Route, live_html};
+use live_support::{WAIT, token_of};
 use serde::{Deserialize, Serialize};
-
-/// A hang guard only.
-const WAIT: Duration = Duration::from_secs(10);
 
 /// The pages whose views said they left, in order (tests run in parallel: each uses
 /// pages of its own).
@@ -74,12 +74,6 @@ type Client = TestClient<AppService<()>>;
 
 fn client() -> Client {
     TestClient::new(App::new(|_| ()).secret_key(Key::generate()).live::<Leaving>()).keep_cookies()
-}
-
-fn token_of(client: &mut Client, page: &str) -> String {
-    let html = client.get(page).text();
-    let rest = html.split_once("data-kiln-token=\"").expect("a live page has a token").1;
-    rest.split_once('"').expect("the token ends").0.to_owned()
 }
 
 fn connect(client: &mut Client, id: u32) -> TestWebSocket {

@@ -3,6 +3,8 @@
 //! and what a page must not do (forge, reuse or outlive a token, send unknown,
 //! oversized or too many events, stop reading, crash the view) is refused or bounded.
 
+mod live_support;
+
 use std::time::Duration;
 
 use kiln::live::{Embed, HandleInfo, Limits, Live, LiveSocket, LiveView};
@@ -11,11 +13,9 @@ use kiln::realtime::{Bus, LocalBus, Message as BusMessage};
 use kiln::test::{TestClient, TestWebSocket};
 use kiln::ws::{CloseCode, Message};
 use kiln::{App, AppService, Csrf, Key, Rejection, RequestContext, Route, State, html, live_html};
+use live_support::{Big, WAIT, token_of};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-
-/// A hang guard only: every wait ends as soon as its message arrives.
-const WAIT: Duration = Duration::from_secs(10);
 
 #[derive(Route)]
 #[route("/counter/{id}")]
@@ -78,36 +78,6 @@ struct Publish;
 async fn publish(_: Publish, bus: State<LocalBus>) -> &'static str {
     bus.publish("counter", "41").await.expect("published");
     "published"
-}
-
-/// A view whose every change is 8 KiB, for a page that stops reading.
-#[derive(Route)]
-#[route("/big")]
-struct BigPage;
-
-struct Big {
-    count: u32,
-}
-
-impl LiveView for Big {
-    type AppState = LocalBus;
-    type Route = BigPage;
-    type Event = Event;
-
-    const LIMITS: Limits = Limits { event_burst: 10_000, events_per_second: 10_000, ..Limits::DEFAULT };
-
-    async fn mount(_: BigPage, _: RequestContext<'_, LocalBus>) -> Result<Self, Rejection> {
-        Ok(Big { count: 0 })
-    }
-
-    fn handle(&mut self, _: Event, _: &mut LiveSocket<Self>) {
-        self.count += 1;
-    }
-
-    fn render(&self) -> Live<Event> {
-        let pad = format!("{:08}", self.count).repeat(1024);
-        live_html! { p { (self.count) } pre { (pad) } }
-    }
 }
 
 /// A view whose pushes never pause: each one starts the next, until the page clicks.
@@ -318,13 +288,6 @@ fn client() -> TestClient<AppService<LocalBus>> {
         .route(publish)
         .route(embedding);
     TestClient::new(app).keep_cookies()
-}
-
-/// The token the page at `page` was rendered with.
-fn token_of(client: &mut TestClient<AppService<LocalBus>>, page: &str) -> String {
-    let html = client.get(page).text();
-    let rest = html.split_once("data-kiln-token=\"").expect("a live page has a token").1;
-    rest.split_once('"').expect("the token ends").0.to_owned()
 }
 
 /// Opens the socket of `page` with `token`, as the client script does.

@@ -5,17 +5,17 @@
 //! stream it did not open, send unknown, oversized or too many events, stop reading)
 //! is refused or bounded.
 
+mod live_support;
+
 use std::time::Duration;
 
 use kiln::live::{Limits, Live, LiveSocket, LiveView};
 use kiln::realtime::{Bus, LocalBus};
 use kiln::test::{TestClient, TestStream};
 use kiln::{App, AppService, Key, Rejection, RequestContext, Route, live_html};
+use live_support::{Big, WAIT, token_of};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-
-/// A hang guard only: every wait ends as soon as its message arrives.
-const WAIT: Duration = Duration::from_secs(10);
 
 #[derive(Route)]
 #[route("/counter/{id}")]
@@ -53,36 +53,6 @@ impl LiveView for Counter {
             p { "Count: " (self.count) }
             button type="button" on:click=(Event::Increment) { "+1" }
         }
-    }
-}
-
-/// A view whose every change is 8 KiB, for a page that stops reading.
-#[derive(Route)]
-#[route("/big")]
-struct BigPage;
-
-struct Big {
-    count: u32,
-}
-
-impl LiveView for Big {
-    type AppState = LocalBus;
-    type Route = BigPage;
-    type Event = Event;
-
-    const LIMITS: Limits = Limits { event_burst: 10_000, events_per_second: 10_000, ..Limits::DEFAULT };
-
-    async fn mount(_: BigPage, _: RequestContext<'_, LocalBus>) -> Result<Self, Rejection> {
-        Ok(Big { count: 0 })
-    }
-
-    fn handle(&mut self, Event::Increment: Event, _: &mut LiveSocket<Self>) {
-        self.count += 1;
-    }
-
-    fn render(&self) -> Live<Event> {
-        let pad = format!("{:08}", self.count).repeat(1024);
-        live_html! { p { (self.count) } pre { (pad) } }
     }
 }
 
@@ -127,13 +97,6 @@ fn app(key: Key) -> App<LocalBus> {
 
 fn client() -> Client {
     TestClient::new(app(Key::generate())).keep_cookies()
-}
-
-/// The token the page at `page` was rendered with.
-fn token_of(client: &mut Client, page: &str) -> String {
-    let html = client.get(page).text();
-    let rest = html.split_once("data-kiln-token=\"").expect("a live page has a token").1;
-    rest.split_once('"').expect("the token ends").0.to_owned()
 }
 
 /// A page's open event stream and its id.
